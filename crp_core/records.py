@@ -184,6 +184,12 @@ class ConflictPair:
     margin: float = 0.0  # |authority_a - authority_b|
     decision: str | None = None  # operator decision applied, if any
 
+    @property
+    def by_decision_only(self) -> bool:
+        """The detector read no difference: the pair conflicts by an operator's accept or override alone
+        (docs/decisions/triage.md "A decided pair is a conflict")."""
+        return not self.patterns and self.decision in ("accept", "override")
+
     @classmethod
     def make(  # noqa: PLR0913  the record's fields, as its dataclass __init__ takes them
         cls,

@@ -174,7 +174,5 @@ def _print_conflicts(result: PipelineResult) -> None:
         if pair.decision is not None and pair.suppressed is not None:
             verdict += f" (operator: {pair.decision})"
         auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in pair.authority.items())
-        out(
-            f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {'/'.join(pair.patterns)}; "
-            f"authority {auth}; {verdict}\n"
-        )
+        read = "no pattern read, an operator decision" if pair.by_decision_only else "/".join(pair.patterns)
+        out(f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {read}; authority {auth}; {verdict}\n")

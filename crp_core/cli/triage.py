@@ -507,9 +507,11 @@ def _record(args: argparse.Namespace) -> int:
 
 
 def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
-    """A note when a pair decision names two facts whose texts the detector does not flag today (with the
-    default ``detector_learned``): the decision is kept, the queue does not hold the pair, and the
-    detector's precision does not count it (crp_core.triage.quality)."""
+    """A note when a pair decision names two facts the detector does not flag today (with the default
+    ``detector_learned``), or whose cosine is not above ``contradiction_similarity``: the decision is kept, the
+    queue does not hold the pair, and the detector's precision does not count it (crp_core.triage.quality). An
+    accept or override still acts in every run that selects both facts (a decided pair is a conflict); a
+    dismissal of a pair no run pairs changes nothing."""
     from crp_core.stages.contradictions.values import values_conflict
 
     if decision.kind not in PAIR_KINDS:
@@ -519,18 +521,22 @@ def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
         return None
     pair = f"{visible(decision.fact_a)} and {visible(decision.fact_b)}"
     config = CRPConfig()
+    effect = (
+        "no run pairs them, so it changes nothing"
+        if decision.kind == "dismiss"
+        else "every run that selects both facts arbitrates them by it"
+    )
     if not values_conflict(fa.content, fb.content, config.detector_learned):
         return (
-            f"note: the detector does not flag the texts of {pair} today: the decision is kept, but the triage "
-            "queue does not hold this pair, no run applies it, and the detector's precision (triage stats) does "
-            "not count it"
+            f"note: the detector does not flag the texts of {pair} today: the decision is kept ({effect}), but "
+            "the triage queue does not hold this pair and the detector's precision (triage stats) does not count it"
         )
     cos = _cosine(kb, decision.fact_a, decision.fact_b)
     if cos is not None and cos <= config.contradiction_similarity:
         return (
             f"note: the cosine of {pair} is {cos:.3f}, not above contradiction_similarity "
-            f"{config.contradiction_similarity:g}: runs and the scan do not pair them, so the decision is kept "
-            "but takes effect only where that setting is lower"
+            f"{config.contradiction_similarity:g}: the decision is kept ({effect}), but the scan and the triage "
+            "queue do not pair them"
         )
     return None
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from crp_core.config import CRPConfig
-from crp_core.decisions import Decisions, DecisionSet, pair_key
+from crp_core.decisions import Decisions, DecisionSet, pair_key, split_pair_key
 from crp_core.model import Fact
 from crp_core.records import Authority, ConflictPair, Resolution
 from crp_core.stages.tie_groups import note_block
@@ -56,6 +56,35 @@ def has_pair_decisions(decisions: Decisions) -> bool:
     """Whether ``decisions`` holds any pair decision (else :func:`decision_for` is (None, None) for every pair)."""
     pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
     return bool(pairs)
+
+
+#: the decisions that say a pair conflicts: an operator's accept (authority decides) or override (they decide)
+ASSERTING_KINDS = frozenset({"accept", "override"})
+
+
+def asserted_pairs(ids: list[str], decisions: Decisions) -> list[tuple[int, int]]:
+    """Positions ``(p, q)``, ``p < q``, sorted, of each pair of ``ids`` (distinct fact ids) an operator accepted
+    or overrode: a conflict by their word, whatever the cosine or the detector says (stage 4 arbitrates it,
+    docs/decisions/triage.md "A decided pair is a conflict"). Reads whichever is fewer, the decisions or the
+    pairs of ``ids``."""
+    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
+    if not pairs:
+        return []
+    pos = {fid: p for p, fid in enumerate(ids)}
+    n = len(ids)
+    if len(pairs) <= n * (n - 1) // 2:
+        found = ((pos.get(a), pos.get(b)) for a, b in map(split_pair_key, _asserted_keys(pairs)))
+        return sorted((min(p, q), max(p, q)) for p, q in found if p is not None and q is not None)
+    return [
+        (p, q)
+        for p in range(n)
+        for q in range(p + 1, n)
+        if (d := pairs.get(pair_key(ids[p], ids[q]))) is not None and d.get("kind") in ASSERTING_KINDS
+    ]
+
+
+def _asserted_keys(pairs: Any) -> list[str]:
+    return [k for k, d in pairs.items() if d.get("kind") in ASSERTING_KINDS]
 
 
 #: one pair's arbitration as plain values: (kept ids, suppressed id or None, tied, decision applied)

@@ -20,10 +20,10 @@ from crp_core.decisions import Decisions
 from crp_core.factors.recency import FactAttributes
 from crp_core.model import Fact
 from crp_core.records import AuditEvent, Authority, ConflictPair, Resolution, ValueConflict
-from crp_core.stages.bits import row_bits
 from crp_core.stages.contradictions.arbitration import (
     AUTHORITY_DECIMALS,
     Outcome,
+    asserted_pairs,
     decision_for,
     has_pair_decisions,
     note_for,
@@ -32,8 +32,8 @@ from crp_core.stages.contradictions.arbitration import (
 )
 from crp_core.stages.contradictions.audit import conflict_event
 from crp_core.stages.contradictions.authority import RecencySource, authorities_of, authority_of, recency_factors
+from crp_core.stages.contradictions.backfill import backfill_slots
 from crp_core.stages.contradictions.values import conflict_check, values_conflict
-from crp_core.stages.near_duplicates import COSINE_SLACK
 from crp_core.support.frozen import DeferredTuple, freeze_owned, frozen_array, frozen_instance
 from crp_core.support.memo import LRU
 
@@ -84,6 +84,9 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     """
     sel = _Selection(corpus, _unique_rows(selected_rows), roles)
     conflicts, near_dups = sel.detect(config)
+    asserted = set(asserted_pairs(sel.ids, decisions)) - set(zip(conflicts.p.tolist(), conflicts.q.tolist()))
+    if asserted:  # a pair an operator says conflicts is arbitrated, never deduplicated, wherever step 1 left it
+        conflicts, near_dups = conflicts.plus(sorted(asserted)), [d for d in near_dups if d not in asserted]
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
     mark = np.zeros(len(sel.row_list), dtype=bool)  # the positions in some pair, ascending
@@ -99,7 +102,7 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     suppressed = set(arbitrated.suppressed_pos)
     kept_rows = [r for p, r in enumerate(sel.row_list) if p not in dropped and p not in suppressed]
     freed = arbitrated.suppressed_pos + sorted(dropped)
-    backfilled = _backfill(corpus, sel.row_list, freed, kept_rows, ranked_pool, config) if config.backfill else []
+    backfilled = backfill_slots(corpus, sel.row_list, freed, kept_rows, ranked_pool, config) if config.backfill else []
     # the final selection: selection order, a backfill in its loser's slot
     fill_for = {old: new for new, old in backfilled}
     final: list[int] = []
@@ -156,6 +159,12 @@ class _Conflicts:
     q: np.ndarray
     found: Sequence[ValueConflict]
 
+    def plus(self, extra: Sequence[tuple[int, int]]) -> _Conflicts:
+        """These pairs, then ``extra`` (positions p < q that step 1 did not find): no value difference read."""
+        p = np.concatenate([self.p, np.array([e[0] for e in extra], dtype=np.intp)])
+        q = np.concatenate([self.q, np.array([e[1] for e in extra], dtype=np.intp)])
+        return _Conflicts(freeze_owned(p), freeze_owned(q), [*self.found, *[_NO_DIFFERENCE] * len(extra)])
+
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
         if not dropped or not len(self.p):
@@ -170,6 +179,9 @@ class _Conflicts:
 #: step 3's decisions: (kept ids of each skipped pair by its index, each pair's outcome when decided one by one,
 #: the suppressed positions, the indices of the tied pairs), all in processing order
 _Decided = tuple[dict[int, tuple[str, ...]], list[Outcome | None] | None, list[int], Sequence[int] | np.ndarray]
+
+#: the detection record of a pair only an operator's decision makes a conflict: no pattern, no diff
+_NO_DIFFERENCE = ValueConflict((), ())
 
 #: from this many conflicting pairs on, the processing order is one ``lexsort`` (fewer: one Python sort)
 _ARRAY_ORDER = 48
@@ -478,123 +490,3 @@ class _PairRecords:
                 arb = outcome(a, b, self.config, None, None)
             out.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, arb, False))
         return out
-
-
-def _backfill(
-    corpus: Corpus,
-    sel_rows: list[int],
-    freed: list[int],
-    kept_rows: list[int],
-    ranked_pool: Sequence[int] | np.ndarray,
-    config: CRPConfig,
-) -> list[tuple[int, int]]:
-    """Step 4: (new row, row whose slot it took) for each freed position, in order, while the pool lasts;
-    ``kept_rows`` is extended with the backfilled rows."""
-    if not freed:
-        return []
-    kb = corpus.kb
-    backfilled: list[tuple[int, int]] = []
-    taken = set(sel_rows)
-    retrievable = np.asarray(corpus.retrievable, dtype=bool)
-    pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
-    screen = BackfillScreen(np.asarray(corpus.vectors, dtype=np.float32), pool, kept_rows, config)
-    cursor = 0
-    for loser in freed:
-        while cursor < pool.size:
-            c = int(pool[cursor])
-            cursor += 1
-            if c in taken or not retrievable[c]:
-                continue
-            taken.add(c)
-            if screen.fits(cursor - 1, kb, config):
-                backfilled.append((c, sel_rows[loser]))
-                kept_rows.append(c)
-                screen.kept(cursor - 1)
-                break
-    return backfilled
-
-
-#: pool rows screened per product
-_SCREEN_ROWS = 32
-
-
-class BackfillScreen:
-    """Screening cosines of the backfill pool against the kept rows, one product per block of pool
-    rows (the kept rows at the block's start, plus the block itself for the rows it backfills).
-
-    Each block row's three threshold tests (within ``COSINE_SLACK`` of a threshold, above
-    ``dedup_similarity``, above ``contradiction_similarity``) are bit masks over the block's columns,
-    and the kept columns are one more mask, so screening a pool row is a few integer ``&``s and only
-    the close kept facts go to :func:`values_conflict`."""
-
-    def __init__(self, vecs: np.ndarray, pool: np.ndarray, kept_rows: list[int], config: CRPConfig) -> None:
-        self.vecs, self.pool, self.kept_rows = vecs, pool, kept_rows
-        self.dedup, self.close = float(config.dedup_similarity), float(config.contradiction_similarity)
-        self.start = -1
-        self.n0 = 0
-        self.basis: list[int] = []  # fact row of each column
-        self.near: list[int] = []
-        self.dup: list[int] = []
-        self.closer: list[int] = []
-        self.cols = 0  # the kept columns
-
-    def _block(self, i: int) -> None:
-        self.start = i
-        block = self.pool[i : i + _SCREEN_ROWS]
-        self.n0 = len(self.kept_rows)
-        self.basis = self.kept_rows + block.tolist()
-        basis = np.asarray(self.basis, dtype=np.int64)
-        # float32 products compared in float64, as Python compares the floats ``tolist`` gives
-        cos = (self.vecs[block] @ self.vecs[basis].T).astype(np.float64)
-        near = (np.abs(cos - self.dedup) <= COSINE_SLACK) | (np.abs(cos - self.close) <= COSINE_SLACK)
-        r = cos.shape[0]
-        bits = row_bits(np.concatenate([near, cos > self.dedup, cos > self.close]))  # one packing for the three
-        self.near, self.dup, self.closer = bits[:r], bits[r : 2 * r], bits[2 * r :]
-        self.cols = (1 << self.n0) - 1
-
-    def fits(self, i: int, kb: Any, config: CRPConfig) -> bool:
-        """:func:`backfill_fits` for pool position ``i``, decided on the screening cosines; a cosine within
-        ``COSINE_SLACK`` of a threshold takes the exact check."""
-        if self.start < 0 or not self.start <= i < self.start + _SCREEN_ROWS:
-            self._block(i)
-        j = i - self.start
-        cols = self.cols
-        if not cols:
-            return True
-        c = int(self.pool[i])
-        if self.near[j] & cols:
-            return backfill_fits(c, self.kept_rows, self.vecs, kb, config)
-        if self.dup[j] & cols:
-            return False
-        close = self.closer[j] & cols
-        if close:
-            facts = kb.facts
-            text = facts[c].content
-            basis = self.basis
-            while close:
-                low = close & -close
-                close ^= low
-                if (
-                    values_conflict(text, facts[basis[low.bit_length() - 1]].content, config.detector_learned)
-                    is not None
-                ):
-                    return False
-        return True
-
-    def kept(self, i: int) -> None:
-        """Pool position ``i`` (screened by the last :meth:`fits` call) was appended to the kept rows."""
-        self.cols |= 1 << (self.n0 + (i - self.start))
-
-
-def backfill_fits(c: int, kept_rows: list[int], vecs: np.ndarray, kb: Any, config: CRPConfig) -> bool:
-    """A backfill candidate: no near-duplicate of a kept fact, no value conflict with one."""
-    if not kept_rows:
-        return True
-    cos = vecs[kept_rows] @ vecs[c]
-    if np.any(cos > config.dedup_similarity):
-        return False
-    text = kb.facts[c].content
-    for k in np.flatnonzero(cos > config.contradiction_similarity):
-        if values_conflict(text, kb.facts[kept_rows[int(k)]].content, config.detector_learned) is not None:
-            return False
-    return True

@@ -736,6 +736,7 @@ def test_a_decision_on_a_pair_the_detector_does_not_flag_is_kept_with_a_note(cap
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "b", *argv)
     assert code == 0 and json.loads(out)["kind"] == "dismiss"
     assert "note: the detector does not flag the texts of a and b today" in err and "does not count it" in err
+    assert "the decision is kept (no run pairs them, so it changes nothing)" in err
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "b", "c", *argv)
     assert code == 0 and "does not flag" not in err
     code, out, err = cli(capsys, "stats", "--db", db, "--ckf", str(ckf), "--json")
@@ -743,10 +744,11 @@ def test_a_decision_on_a_pair_the_detector_does_not_flag_is_kept_with_a_note(cap
     assert (got["pairs"], got["flagged"], got["unflagged"], got["dismissed"], got["precision"]) == (2, 1, 1, 1, 0.0)
 
 
-def test_an_override_on_a_pair_below_the_similarity_threshold_says_it_takes_no_effect(capsys, tmp_path):
+def test_an_override_on_a_pair_below_the_similarity_threshold_says_where_it_acts(capsys, tmp_path):
     """The texts conflict (can / cannot) but their vectors' cosine, 0.8 = 4/5 exactly, is not above
-    contradiction_similarity (0.85): no run pairs them, so the override is kept with a note saying so; at a
-    cosine above the threshold, no note."""
+    contradiction_similarity (0.85): the scan and the queue do not pair them, runs do by the decision; the
+    override is kept with a note saying so (tests/core/stages/contradictions/test_resolve.py runs one); a
+    dismissal there changes nothing; at a cosine above the threshold, no note."""
     rows = [
         {"fact_id": "a", "content": "Unused advance tickets can be refunded.", "embedding": [4, 3]},
         {"fact_id": "b", "content": "Unused advance tickets cannot be refunded.", "embedding": [1, 0]},
@@ -757,8 +759,10 @@ def test_an_override_on_a_pair_below_the_similarity_threshold_says_it_takes_no_e
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "b", *argv)
     assert code == 0 and json.loads(out)["winner"] == "a"
     assert (
-        "note: the cosine of a and b is 0.800, not above contradiction_similarity 0.85: runs and the scan do not "
-        "pair them, so the decision is kept but takes effect only where that setting is lower"
+        "note: the cosine of a and b is 0.800, not above contradiction_similarity 0.85: the decision is kept "
+        "(every run that selects both facts arbitrates them by it), but the scan and the triage queue do not pair them"
     ) in err
+    code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "b", "--kind", "dismiss", *argv[4:])
+    assert code == 0 and "(no run pairs them, so it changes nothing)" in err
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "c", *argv)
     assert code == 0 and "note:" not in err

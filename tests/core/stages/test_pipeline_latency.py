@@ -14,7 +14,7 @@ from crp_core.corpus.index import FactIndex
 from crp_core.stages import packing
 from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
-from crp_core.stages.contradictions.resolve import BackfillScreen, backfill_fits
+from crp_core.stages.contradictions.backfill import BackfillScreen, backfill_fits
 from crp_core.stages.near_duplicates import COSINE_SLACK, AnchorPicker, DuplicateScreen
 from crp_core.support.blas import blas_libraries, one_blas_thread
 from tests.support.factories import fact, make_corpus

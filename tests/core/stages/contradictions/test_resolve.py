@@ -328,6 +328,75 @@ def test_override_makes_the_operator_choice_win():
     assert accept.pairs[0].decision == "accept" and accept.pairs[0].suppressed == "F2"
 
 
+# ---- a pair an operator says conflicts is arbitrated wherever step 1 left it (docs/decisions/triage.md) ----------
+def far_apart():
+    """F1 and F3 on orthogonal axes (cosine 0.0, far below contradiction_similarity 0.85); texts the detector
+    reads no value difference in."""
+    return make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "F3", "text": "Peers talk over a separate port", "vec": topic_vec(1, 1)},
+        ]
+    )
+
+
+def test_an_override_below_the_similarity_threshold_still_decides():
+    corpus = far_apart()
+    assert run(corpus, [0, 1], {0: 1.0, 1: 0.3}).pairs == ()  # no operator: no pair
+    res = run(corpus, [0, 1], {0: 1.0, 1: 0.3}, decisions={pair_key("F1", "F3"): {"kind": "override", "winner": "F3"}})
+    (pair,) = res.pairs
+    assert (pair.fact_a, pair.fact_b, pair.similarity) == ("F1", "F3", 0.0)
+    assert pair.patterns == () and pair.conflict.diffs == ()  # the detector read no difference: the operator did
+    assert pair.decision == "override" and pair.suppressed == "F1" and res.selected.tolist() == [1]
+    assert [e.event for e in res.audit] == [EVENT_RESOLVED] and res.detected_count == 1
+
+
+def test_an_accept_below_the_threshold_lets_authority_decide_and_a_dismissal_adds_nothing():
+    corpus = far_apart()
+    # F1 fresh (recency 1.0), F3 stale (0.3), both official: authority 1.0 * 1.0 * 0.5 = 0.5 against 0.15
+    res = run(corpus, [0, 1], {0: 1.0, 1: 0.3}, decisions={pair_key("F3", "F1"): {"kind": "accept", "winner": None}})
+    (pair,) = res.pairs
+    assert pair.decision == "accept" and pair.suppressed == "F3" and res.selected.tolist() == [0]
+    dismissed = run(
+        corpus, [0, 1], {0: 1.0, 1: 0.3}, decisions={pair_key("F1", "F3"): {"kind": "dismiss", "winner": None}}
+    )
+    assert dismissed.pairs == () and dismissed.selected.tolist() == [0, 1]
+    # a decision on a pair the selection does not hold both of adds nothing
+    elsewhere = {pair_key("F1", "F9"): {"kind": "override", "winner": "F9"}}
+    assert run(corpus, [0, 1], {0: 1.0, 1: 0.3}, decisions=elsewhere).pairs == ()
+
+
+def test_a_decided_near_duplicate_is_arbitrated_not_deduplicated():
+    corpus = make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0, eps=0.1)},
+            {"id": "F2", "text": PARA_2379, "vec": topic_vec(0, 1, eps=0.1)},
+        ]
+    )
+    assert cos(corpus, 0, 1) > CFG.dedup_similarity  # 1 / 1.01 = 0.990
+    plain = run(corpus, [0, 1], {0: 1.0, 1: 1.0})
+    assert plain.pairs == () and plain.deduplicated == ((1, 0),)  # the paraphrase: the lower score dropped
+    res = run(corpus, [0, 1], {0: 1.0, 1: 1.0}, decisions={pair_key("F1", "F2"): {"kind": "override", "winner": "F2"}})
+    assert res.deduplicated == () and res.pairs[0].decision == "override" and res.selected.tolist() == [1]
+
+
+def test_asserted_pairs_reads_the_decisions_or_the_pairs_alike():
+    from crp_core.stages.contradictions.arbitration import asserted_pairs
+
+    ids = ["a", "b", "c", "d"]
+    few = {
+        pair_key("d", "a"): {"kind": "override", "winner": "a"},
+        pair_key("b", "c"): {"kind": "accept", "winner": None},
+        pair_key("a", "b"): {"kind": "dismiss", "winner": None},
+        pair_key("a", "z"): {"kind": "accept", "winner": None},
+    }
+    want = [(0, 3), (1, 2)]
+    assert asserted_pairs(ids, few) == want  # 4 decisions <= 6 pairs: the decisions are read
+    many = dict(few, **{pair_key(f"x{i}", f"y{i}"): {"kind": "accept", "winner": None} for i in range(10)})
+    assert asserted_pairs(ids, many) == want  # 14 decisions > 6 pairs: the pairs are read
+    assert asserted_pairs(ids, None) == [] and asserted_pairs(ids, {}) == []
+
+
 def test_bad_decision_is_refused():
     corpus = two_facts()
     with pytest.raises(ValueError, match="override winner"):
@@ -486,7 +555,7 @@ def test_the_screened_backfill_check_is_the_exact_one(seed, n_kept, n_pool, spre
     """``BackfillScreen.fits`` (bit masks of one product per block of pool rows, the exact check near a threshold)
     decides every pool row as ``backfill_fits`` does, as the backfill walks the pool and keeps what fits (blocks
     of 32 rows: pools longer than a block, kept rows added mid-block)."""
-    from crp_core.stages.contradictions.resolve import BackfillScreen, backfill_fits
+    from crp_core.stages.contradictions.backfill import BackfillScreen, backfill_fits
     from tests.support.factories import fact, make_corpus
 
     rng = np.random.default_rng(seed)
