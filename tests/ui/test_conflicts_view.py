@@ -162,6 +162,25 @@ def test_roles_and_outcomes():
     assert cv.outcome_text(sk).startswith("skipped")
 
 
+def test_a_pair_only_a_decision_makes_says_so_in_its_patterns_cell():
+    from crp_core.records import ValueConflict
+    from crp_ui.conflict_case import BY_DECISION_ONLY, patterns_text
+
+    read = _pair("a", "b", suppressed="b", decision="override")
+    assert patterns_text(read) == "NUMBER_CHANGED" and not read.by_decision_only
+    base = _pair("a", "b", suppressed="a", kept=("b",), decision="override")
+    none = ConflictPair(
+        "a", "b", 0.31, (), ValueConflict((), ()), base.authority, ("b",), "a", False, decision="override"
+    )
+    assert none.by_decision_only and patterns_text(none) == BY_DECISION_ONLY == "none read: an operator's decision"
+    accepted = ConflictPair(
+        "a", "b", 0.31, (), ValueConflict((), ()), base.authority, ("a",), "b", False, decision="accept"
+    )
+    assert accepted.by_decision_only
+    plain = ConflictPair("a", "b", 0.31, (), ValueConflict((), ()), base.authority, ("a", "b"), None, False)
+    assert not plain.by_decision_only and patterns_text(plain) == ""
+
+
 def test_side_spans_follow_the_diffs():
     p = _pair("a", "b", texts=("The etcd port is 2379.", "The etcd port is 4001."))
     assert cv.side_spans(p, "a") == [(17, 21, "NUMBER_CHANGED")]
