@@ -86,7 +86,10 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     conflicts, near_dups = sel.detect(config)
     asserted = set(asserted_pairs(sel.ids, decisions)) - set(zip(conflicts.p.tolist(), conflicts.q.tolist()))
     if asserted:  # a pair an operator says conflicts is arbitrated, never deduplicated, wherever step 1 left it
-        conflicts, near_dups = conflicts.plus(sorted(asserted)), [d for d in near_dups if d not in asserted]
+        conflicts, near_dups = (
+            sel.plus_asserted(conflicts, sorted(asserted), config),
+            [d for d in near_dups if d not in asserted],
+        )
     dropped, deduplicated = sel.dedup(near_dups, scores)
     live = conflicts.without(dropped)
     mark = np.zeros(len(sel.row_list), dtype=bool)  # the positions in some pair, ascending
@@ -159,11 +162,11 @@ class _Conflicts:
     q: np.ndarray
     found: Sequence[ValueConflict]
 
-    def plus(self, extra: Sequence[tuple[int, int]]) -> _Conflicts:
-        """These pairs, then ``extra`` (positions p < q that step 1 did not find): no value difference read."""
+    def plus(self, extra: Sequence[tuple[int, int]], found: Sequence[ValueConflict]) -> _Conflicts:
+        """These pairs, then ``extra`` (positions p < q that step 1 did not find) with what was read in each."""
         p = np.concatenate([self.p, np.array([e[0] for e in extra], dtype=np.intp)])
         q = np.concatenate([self.q, np.array([e[1] for e in extra], dtype=np.intp)])
-        return _Conflicts(freeze_owned(p), freeze_owned(q), [*self.found, *[_NO_DIFFERENCE] * len(extra)])
+        return _Conflicts(freeze_owned(p), freeze_owned(q), [*self.found, *found])
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
@@ -248,6 +251,12 @@ class _Selection:
         found = tuple(got[k] for k in close.tolist())
         ps, qs = iu[close].astype(np.intp, copy=False), ju[close].astype(np.intp, copy=False)
         return _Conflicts(freeze_owned(ps), freeze_owned(qs), cast("tuple[ValueConflict, ...]", found)), near_dups
+
+    def plus_asserted(self, found: _Conflicts, extra: Sequence[tuple[int, int]], config: CRPConfig) -> _Conflicts:
+        """``found`` and the pairs an operator asserted that step 1 left out, each with the difference the
+        detector reads in its texts (below the similarity threshold it was never asked), else none."""
+        check, text = conflict_check(bool(config.detector_learned)), self.contents
+        return found.plus(extra, [check(text[p], text[q]) or _NO_DIFFERENCE for p, q in extra])
 
     def dedup(
         self, near_dups: Sequence[tuple[int, int]], scores: Mapping[int, float]

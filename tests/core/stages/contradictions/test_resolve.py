@@ -351,6 +351,21 @@ def test_an_override_below_the_similarity_threshold_still_decides():
     assert [e.event for e in res.audit] == [EVENT_RESOLVED] and res.detected_count == 1
 
 
+def test_an_asserted_pair_below_the_threshold_carries_the_difference_the_detector_reads():
+    corpus = make_corpus(
+        [
+            {"id": "F1", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "F2", "text": PORT_4001, "vec": topic_vec(1, 1)},  # cosine 0.0: step 1 never reads the texts
+        ]
+    )
+    assert run(corpus, [0, 1], {0: 1.0, 1: 0.3}).pairs == ()
+    res = run(corpus, [0, 1], {0: 1.0, 1: 0.3}, decisions={pair_key("F1", "F2"): {"kind": "override", "winner": "F2"}})
+    (pair,) = res.pairs
+    assert pair.patterns == (NUMBER_CHANGED,) and not pair.by_decision_only
+    assert [(d.tokens_a, d.tokens_b) for d in pair.conflict.diffs] == [(("2379",), ("4001",))]
+    assert pair.suppressed == "F1" and pair.similarity == 0.0
+
+
 def test_an_accept_below_the_threshold_lets_authority_decide_and_a_dismissal_adds_nothing():
     corpus = far_apart()
     # F1 fresh (recency 1.0), F3 stale (0.3), both official: authority 1.0 * 1.0 * 0.5 = 0.5 against 0.15
