@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.metrics import SuiteMetrics
     from crp_core.analysis.tune import TuneResult
     from crp_core.cli.common import Subparsers
+    from crp_core.cli.operator_decisions import OperatorDecisions
     from crp_core.config import CRPConfig
     from crp_core.history.records import Experiment
     from crp_core.model import KnowledgeBase
@@ -46,6 +47,8 @@ class RunInputs(Protocol):
     def config(self) -> CRPConfig: ...
     @property
     def set_args(self) -> tuple[str, ...]: ...
+    @property
+    def decisions(self) -> OperatorDecisions: ...
 
 
 #: the metric columns of the listing
@@ -233,7 +236,9 @@ def record_run(
 ) -> int | None:
     """Keep a successful run of ``check`` / ``tune`` / ``sweep`` in the history (the id, or None when not
     kept): ``config`` (default: the inputs' config with ``--set``) against the defaults, the suite's
-    metrics (:meth:`SuiteMetrics.flat`), the OS user. Says where it went, or why not, on stderr."""
+    metrics (:meth:`SuiteMetrics.flat`), the OS user; the summary says the operator decisions in force.
+    Says where it went, or why not, on stderr."""
+    from crp_core.cli.operator_decisions import decisions_doc
     from crp_core.history import Experiment, experiment_inputs, history_enabled, record_experiment
 
     if getattr(args, "no_history", False) or not history_enabled():
@@ -245,7 +250,7 @@ def record_run(
             kind=kind,
             recorded_by=os_user(),
             metrics=metrics.flat(),
-            summary=summary,
+            summary={**(summary or {}), "operator_decisions": decisions_doc(inp.decisions)},
             note=str(getattr(args, "history_note", "") or ""),
             origin="cli",
             **experiment_inputs(inp.kb, inp.prepared.suite, used),

@@ -151,7 +151,17 @@ def test_check_and_tune_keep_their_runs(files, capsys, monkeypatch):
     _, listing, _ = _run(capsys, "history")
     assert " PASS " in listing.splitlines()[-1] + " "
     assert tune_run.kind == "tune" and tune_run.summary is not None
-    assert set(tune_run.summary) == {"objective", "trials", "seed", "best_trial", "best_values", "feasible", "params"}
+    assert set(tune_run.summary) == {
+        "objective",
+        "trials",
+        "seed",
+        "best_trial",
+        "best_values",
+        "feasible",
+        "params",
+        "operator_decisions",
+    }
+    assert check_run.summary["operator_decisions"] == {"store": None, "named_by": None, "in_force": 0}
     assert tune_run.summary["trials"] == 2 and tune_run.summary["objective"] == "recall"
     assert (
         tune_run.kb_fingerprint == check_run.kb_fingerprint
@@ -197,14 +207,22 @@ def test_a_sweep_is_kept_through_record_run(files, capsys, tmp_path):
     _ckf, suite_dir, db = files
     c = corpus()
     prepared = prepare_suite(c, load_suite(suite_dir))
-    inp = SimpleNamespace(kb=c.kb, prepared=prepared, config=CRPConfig(), set_args=("stale_floor=0.4",))
+    from crp_core.cli.operator_decisions import OperatorDecisions
+
+    od = OperatorDecisions(None, "team.sqlite", "--triage-db", 3)
+    inp = SimpleNamespace(kb=c.kb, prepared=prepared, config=CRPConfig(), set_args=("stale_floor=0.4",), decisions=od)
     metrics = run_suite(prepared, CRPConfig().with_set_args(inp.set_args)).metrics
     summary = sweep_summary(["stale_floor", "now"], 400, {"stale_floor": 0.5})
     args = argparse.Namespace(no_history=False, history_note="grid")
     assert record_run(args, "sweep", inp, metrics, summary=summary) == 1
     (kept,) = list_experiments(db)
     assert kept.kind == "sweep" and kept.note == "grid" and kept.config_diff == {"stale_floor": (0.3, 0.4)}
-    assert kept.summary == {"keys": ["stale_floor", "now"], "points": 400, "best": {"stale_floor": 0.5}}
+    assert kept.summary == {
+        "keys": ["stale_floor", "now"],
+        "points": 400,
+        "best": {"stale_floor": 0.5},
+        "operator_decisions": {"store": "team.sqlite", "named_by": "--triage-db", "in_force": 3},
+    }
     assert kept.metrics == metrics.flat()
     assert capsys.readouterr().err == f"kept as experiment #1 in {db} (crp-inspect history)\n"
     assert record_run(argparse.Namespace(no_history=True), "sweep", inp, metrics) is None
