@@ -47,6 +47,17 @@ NUMBER_FORMATS = {
 }
 
 
+def step_table(steps: pd.DataFrame) -> None:
+    """The CDR product step by step as a static table: its labels carry their formulas and wrap whole (a
+    data grid would cut them in this half-width column). The cells hold the stored factors' values, shown
+    rounded; the stored score's row multiplies nothing (an empty cell)."""
+    shown = pd.DataFrame(
+        {"× multiplier": steps["multiplier"].to_numpy(), "running product": steps["running_product"].to_numpy()},
+        index=pd.Index(steps["step"].tolist(), name="step"),
+    )
+    st.table(shown.style.format({"× multiplier": "{:.4f}", "running product": "{:.6f}"}, na_rep=""))
+
+
 def column_config(df: pd.DataFrame) -> dict[str, Any]:
     """NumberColumn formats for the known numeric columns of ``df``; ``content`` as a wide text column."""
     cfg: dict[str, Any] = {}
@@ -267,21 +278,7 @@ def fact_detail(result: PipelineResult, fact_id: str, frame: pd.DataFrame) -> No
             f"{render.md_escape(rule_words(str(row['recency_rule'])))} · n-gram overlap {int(row['ngram_overlap'])}"
         )
         steps = tables.cdr_steps(row)
-        cfg = column_config(steps)
-        # the step labels are long and this column is narrow: sized so both numbers show whole
-        cfg["step"] = st.column_config.TextColumn("step", width="medium")
-        # the stored score's row multiplies nothing: its cell is left empty, not "None"
-        cfg["multiplier"] = st.column_config.TextColumn("× multiplier", width="small", alignment="right")
-        cfg["running_product"] = st.column_config.NumberColumn("running product", format="%.6f", width="small")
-        shown = steps.assign(multiplier=[f"{m:.4f}" if m == m else "" for m in steps["multiplier"]])
-        render.dataframe(
-            shown,
-            hide_index=True,
-            width="stretch",
-            column_config=cfg,
-            column_order=["step", "multiplier", "running_product"],
-            key=f"crp.page.steps.{fact_id}",
-        )
+        step_table(steps)
     with right:
         st.plotly_chart(
             tables.memo(result, ("waterfall", fact_id), lambda: charts.cdr_waterfall(steps, fact_id)),

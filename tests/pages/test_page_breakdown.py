@@ -90,24 +90,31 @@ def test_selected_fact_shows_its_cdr_product(ui_env):
     fid = "f006"
     widget(at, "selectbox", K + "pick.").set_value(fid).run()
     assert not at.exception
-    steps = frame_with(at, "step", "factor", "multiplier", "running_product")
+    # a static table (its formula labels wrap whole, never cut): the stored factors' values, shown rounded
+    steps = at.table[0].value
+    assert list(steps.index) == [
+        "importance weight",
+        "effective relevance = max(relevance, residual pull)",
+        "novelty = max(1 - coverage penalty, floor)",
+        "recency factor",
+        f"1 - n-gram penalty (penalty {float(exp.cdr.ngram_penalty[exp.cdr.position(kb.index_of(fid))]):.4f})",
+        "CDR score (stored)",
+    ]
     i = exp.cdr.position(kb.index_of(fid))
     c = exp.cdr
-    assert list(steps["factor"].iloc[:5]) == [
+    multipliers = steps["× multiplier"].tolist()
+    assert multipliers[:5] == [
         float(c.importance_weight[i]),
         float(c.effective_relevance[i]),
         float(c.novelty[i]),
         float(c.recency_factor[i]),
-        float(c.ngram_penalty[i]),
+        1.0 - float(c.ngram_penalty[i]),
     ]
+    assert math.isnan(multipliers[5])  # the stored score's row multiplies nothing: an empty cell
+    running = steps["running product"].tolist()
     # importance * eff. relevance * novelty * recency * (1 - ngram penalty) = the stored CDR
-    assert math.isclose(steps["running_product"].iloc[4], float(c.cdr_score[i]), rel_tol=1e-6)
-    assert steps["running_product"].iloc[5] == float(c.cdr_score[i])
-    # multipliers as shown (4 decimals); the stored score's row multiplies nothing: an empty cell, not "None"
-    assert list(steps["multiplier"]) == [
-        *(f"{m:.4f}" for m in (*steps["factor"].iloc[:4], 1.0 - float(c.ngram_penalty[i]))),
-        "",
-    ]
+    assert math.isclose(running[4], float(c.cdr_score[i]), rel_tol=1e-6)
+    assert running[5] == float(c.cdr_score[i])
     figs = figures(at)
     waterfall = [f for f in figs if f["data"] and f["data"][0]["type"] == "waterfall"]
     assert len(waterfall) == 1 and waterfall[0]["data"][0]["measure"][-1] == "total"
@@ -123,9 +130,9 @@ def test_deep_link_selects_the_fact(ui_env):
     fid = "f012"
     at = run_page("breakdown", params={"scenario": "demo.json", "fact": fid})
     assert widget(at, "selectbox", K + "pick.").value == fid
-    steps = frame_with(at, "step", "factor", "multiplier", "running_product")
+    steps = at.table[0].value
     i = exp.cdr.position(exp.corpus.kb.index_of(fid))
-    assert steps["running_product"].iloc[-1] == float(exp.cdr.cdr_score[i])
+    assert steps["running product"].iloc[-1] == float(exp.cdr.cdr_score[i])
     # the fact card: its id as code, then its badges
     assert any(m.value.startswith(f"`{fid}` :blue-badge[") for m in at.markdown)
 
