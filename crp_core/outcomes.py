@@ -182,9 +182,9 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
         if p.decision is not None:  # a person decided this pair: said apart from the authority arithmetic
             return (
                 f"suppressed by {winner}: an operator's {p.decision} decision (authority {lose} vs {win}) "
-                f"({', '.join(p.patterns)})"
+                f"({p.patterns_text()})"
             )
-        return f"suppressed by {winner}: authority {lose} < {win} ({', '.join(p.patterns)})"
+        return f"suppressed by {winner}: authority {lose} < {win} ({p.patterns_text()})"
     if r in v.dedup:
         return f"near-duplicate of {v.facts[v.dedup[r]].fact_id} (SPEC-003 §6.6), dropped in stage 4"
     if fid in v.guarded:

@@ -169,6 +169,10 @@ class ValueConflict:
     learned: bool = False  # found by the learned comparison where the rules found nothing
 
 
+#: the patterns cell of a pair the detector reads no difference in, a conflict by an operator's word alone
+NO_PATTERN_READ = "none read: an operator's decision"
+
+
 @dataclass(frozen=True, slots=True)
 class ConflictPair:
     fact_a: str
@@ -183,12 +187,19 @@ class ConflictPair:
     skipped: bool = False  # a fact of the pair was already suppressed by an earlier pair
     margin: float = 0.0  # |authority_a - authority_b|
     decision: str | None = None  # operator decision applied, if any
+    #: stage 4 holds the pair by an operator's accept or override alone: step 1 did not pair it (below
+    #: contradiction_similarity, or no value difference read; docs/decisions/triage.md "A decided pair is
+    #: a conflict")
+    asserted: bool = False
 
     @property
     def by_decision_only(self) -> bool:
-        """The detector read no difference: the pair conflicts by an operator's accept or override alone
-        (docs/decisions/triage.md "A decided pair is a conflict")."""
-        return not self.patterns and self.decision in ("accept", "override")
+        """An asserted pair the detector reads no difference in: a conflict by an operator's word alone."""
+        return self.asserted and not self.patterns
+
+    def patterns_text(self, sep: str = ", ") -> str:
+        """The patterns as one cell ("A, B"), or :data:`NO_PATTERN_READ` for a pair only a decision makes."""
+        return NO_PATTERN_READ if self.by_decision_only else sep.join(self.patterns)
 
     @classmethod
     def make(  # noqa: PLR0913  the record's fields, as its dataclass __init__ takes them
@@ -206,6 +217,7 @@ class ConflictPair:
         skipped: bool = False,
         margin: float = 0.0,
         decision: str | None = None,
+        asserted: bool = False,
     ) -> ConflictPair:
         """``ConflictPair(...)`` built for a hot path (stage 4 makes one per arbitrated pair): the same record."""
         return frozen_instance(
@@ -223,6 +235,7 @@ class ConflictPair:
                 "skipped": skipped,
                 "margin": margin,
                 "decision": decision,
+                "asserted": asserted,
             },
         )
 

@@ -233,6 +233,8 @@ def pair_dict(p: ConflictPair) -> dict[str, Any]:
     }
     if p.conflict.learned:
         out["learned"] = True
+    if p.asserted:
+        out["asserted"] = True
     return out
 
 

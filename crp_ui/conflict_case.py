@@ -60,15 +60,6 @@ def _winner_label(pair: ConflictPair, who: str) -> str:
     return ("override: " if pair.decision == "override" else "") + f"{who} wins"
 
 
-#: the patterns cell of a pair the detector read no difference in, a conflict by an operator's word alone
-BY_DECISION_ONLY = "none read: an operator's decision"
-
-
-def patterns_text(pair: ConflictPair) -> str:
-    """The pair's patterns as one cell: "A, B", or :data:`BY_DECISION_ONLY`."""
-    return BY_DECISION_ONLY if pair.by_decision_only else ", ".join(pair.patterns)
-
-
 def arbitration_label(pair: ConflictPair) -> str:
     """Short queue label: "tie", "dismissed", "<id> wins" or "override: <id> wins"."""
     if pair.decision == "dismiss":

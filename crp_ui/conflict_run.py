@@ -18,7 +18,7 @@ from crp_core import (
     PipelineResult,
 )
 
-from .conflict_case import arbitration_label, patterns_text
+from .conflict_case import arbitration_label
 
 ENVELOPE_PAIR_COLUMNS = (
     "fact_a",
@@ -41,7 +41,7 @@ def envelope_pairs_frame(result: PipelineResult) -> pd.DataFrame:
         {
             "fact_a": p.fact_a,
             "fact_b": p.fact_b,
-            "patterns": patterns_text(p),
+            "patterns": p.patterns_text(),
             "similarity": p.similarity,
             "authority_a": p.authority[p.fact_a].authority,
             "authority_b": p.authority[p.fact_b].authority,

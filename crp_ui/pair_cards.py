@@ -27,7 +27,6 @@ from .conflict_case import (
     differing_fields,
     outcome_text,
     pair_evidence,
-    patterns_text,
     role_of,
 )
 from .conflict_sdk import SDK_LABELS, sdk_authority_frame, sdk_verdict_lines
@@ -62,7 +61,7 @@ def patterns_line(pair: ConflictPair) -> None:
     """The value-conflict pattern(s) the detector found in the pair (SPEC-005 §5.3 names), and whether its
     learned comparison found them where the rules found none."""
     found_by = " (learned comparison: the rules found none)" if pair.conflict.learned else ""
-    st.markdown(f"**Pattern(s):** {render.md_escape(patterns_text(pair))}{found_by}")
+    st.markdown(f"**Pattern(s):** {render.md_escape(pair.patterns_text())}{found_by}")
 
 
 def outcome_line(pair: ConflictPair) -> None:

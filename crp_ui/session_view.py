@@ -128,7 +128,7 @@ def near_duplicates_frame(report: SessionReport, i: int) -> pd.DataFrame:
 
 def pair_heading(pair: ConflictPair) -> str:
     """``a ↔ b · NEGATION_FLIP · SPEC-027 keeps a (authority 0.640 vs 0.135)`` (plain text)."""
-    pats = "+".join(pair.patterns)
+    pats = pair.patterns_text("+")
     if pair.tied:
         verdict = f"a tie (authority {pair.authority[pair.fact_a].authority:.3f} each)"
     elif pair.decision == "dismiss" or not pair.kept:
@@ -272,7 +272,7 @@ def writeback_case(report: SessionReport, j: int) -> list[tuple[str, str]]:
         f = report.kb.get(other)
         what = f"{other} ({f.source_type}, {f.status}): {f.content}" if f is not None else other
         lines.append(("contradicts", what))
-        lines.append(("arbitration", f"{'+'.join(p.patterns)}: {_contradicts(p, wb.fact_id)}"))
+        lines.append(("arbitration", f"{p.patterns_text('+')}: {_contradicts(p, wb.fact_id)}"))
     if wb.restates is not None:
         r = wb.restates
         revived = ": a superseded value revived" if wb.restates_status == "STALE" else ""

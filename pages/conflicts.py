@@ -145,7 +145,7 @@ def _envelope_pair(
     with st.container(border=True):
         st.markdown(
             f"**{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}** · cosine "
-            f"{pair.similarity:.4f} · {render.md_escape(', '.join(pair.patterns))}"
+            f"{pair.similarity:.4f} · {render.md_escape(pair.patterns_text())}"
         )
         cv.pair_case(pair, base_kb, dict(ds.statuses), now=result.now, config=result.config)
         outcome = cv.outcome_text(pair)

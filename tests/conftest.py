@@ -9,6 +9,7 @@ throw-away embedding cache and triage store, offline). The samples themselves ar
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,9 +22,13 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 # check / tune and the dashboard's suite runs keep nothing in the experiment history unless a test asks
 # for it (tests/core/history): a ./.crp_triage.sqlite must never collect the runs of the test suite
 os.environ.setdefault("CRP_INSPECT_HISTORY", "off")
-# run, check, tune, sweep and report apply the operator decisions of $CRP_INSPECT_TRIAGE_DB: a team store
-# named in the developer's shell must never feed its decisions into the tests (a test that wants one sets it)
-os.environ.pop("CRP_INSPECT_TRIAGE_DB", None)
+# the pipeline commands apply the operator decisions of $CRP_INSPECT_TRIAGE_DB, else of ./.crp_triage.sqlite:
+# neither a team store named in the developer's shell nor a store the dashboard left in the working directory
+# may feed its decisions into the tests. The variable names a file in a folder that does not exist, so no
+# store is there and none can be created by accident; a test that wants a store sets or clears it.
+os.environ["CRP_INSPECT_TRIAGE_DB"] = os.path.join(
+    tempfile.gettempdir(), f"crp-tests-{os.getpid()}-no-such-folder", "no-store.sqlite"
+)
 
 # no result may depend on the machine: hypothesis examples have no time limit (a loaded CI machine runs one
 # example several times slower); speed is measured by the scripts under bench/, never by a test

@@ -88,8 +88,9 @@ class MetricsBaseline:
     scenarios: Mapping[str, Mapping[str, float | None]] = field(hash=False)
     ckf_fingerprint: str | None = None
     source: str = ""
-    #: operator decisions in force when it was recorded (None: the file does not say)
+    #: operator decisions in force when it was recorded, and their digest (None: the file does not say)
     decisions_in_force: int | None = None
+    decisions_digest: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,13 +104,36 @@ class GateResult:
         return not self.failures
 
 
+def _decisions_note(baseline: MetricsBaseline, decisions: tuple[int, str] | None) -> str:
+    """The note for a baseline recorded with other operator decisions in force than ``decisions`` (this
+    run's count and digest), or silent about them while this run applies some; "" when nothing to say."""
+    if decisions is None:
+        return ""
+    count, digest = decisions
+    before = baseline.decisions_in_force
+    if before is None:
+        if not count:
+            return ""
+        return (
+            f"the baseline {baseline.source} does not say which operator decisions were in force; this run "
+            f"applies {count}"
+        )
+    other = before != count or (baseline.decisions_digest is not None and baseline.decisions_digest != digest)
+    if not other:
+        return ""
+    return (
+        f"the baseline {baseline.source} was recorded with other operator decisions in force ({before} there, "
+        f"{count} in this run)"
+    )
+
+
 def gate(
     metrics: SuiteMetrics,
     suite: Suite,
     baseline: MetricsBaseline | None = None,
     *,
     ckf_fingerprint: str | None = None,
-    decisions_in_force: int | None = None,
+    decisions: tuple[int, str] | None = None,
     tolerance: float = TOLERANCE,
     tolerances: Mapping[str, float] | None = None,
 ) -> GateResult:
@@ -117,8 +141,9 @@ def gate(
 
     ``tolerance`` absorbs float noise in every comparison; ``tolerances`` (metric -> amount, from
     :func:`parse_tolerances`) widens the baseline comparison of those metrics only: an ``expect``
-    threshold is the bound its author wrote and keeps the default. A baseline recorded over another CKF,
-    or with another number of operator decisions in force (``decisions_in_force``), gets a note."""
+    threshold is the bound its author wrote and keeps the default. A baseline recorded over another CKF, or
+    with other operator decisions in force than this run's (``decisions``: their count and digest), or
+    silent about them while this run applies some, gets a note."""
     failures: list[GateFailure] = []
     notes: list[str] = []
     checked = _threshold_failures(metrics, suite, tolerance, failures)
@@ -130,12 +155,9 @@ def gate(
                 f"the baseline {baseline.source} was recorded over another CKF (fingerprint "
                 f"{baseline.ckf_fingerprint[:12]}, this one {ckf_fingerprint[:12]})"
             )
-        before = baseline.decisions_in_force
-        if decisions_in_force is not None and before is not None and decisions_in_force != before:
-            notes.append(
-                f"the baseline {baseline.source} was recorded with {before} operator decision(s) in force, "
-                f"this run with {decisions_in_force}"
-            )
+        note = _decisions_note(baseline, decisions)
+        if note:
+            notes.append(note)
         names = {sm.name for sm in metrics.scenarios}
         for name in baseline.scenarios:
             if name not in names:
@@ -308,11 +330,13 @@ def baseline_from_report(
     fp = doc.get("ckf", {}).get("fingerprint") if isinstance(doc.get("ckf"), Mapping) else None
     od = doc.get("operator_decisions")
     n = od.get("in_force") if isinstance(od, Mapping) else None
+    digest = od.get("digest") if isinstance(od, Mapping) else None
     return MetricsBaseline(
         scenarios=out,
         ckf_fingerprint=fp if isinstance(fp, str) else None,
         source=source,
         decisions_in_force=n if isinstance(n, int) and not isinstance(n, bool) and n >= 0 else None,
+        decisions_digest=digest if isinstance(digest, str) else None,
     )
 
 

@@ -383,12 +383,14 @@ def scenario_metrics(
         )
         for a, b in both
     )
-    # pairs stage 4 flagged, skipped ones included; an operator's dismissal says they are no conflict
-    flagged = {_pair(p.fact_a, p.fact_b) for p in res.pairs if p.decision != "dismiss"}
+    # pairs stage 4 flagged, skipped ones included; an operator's dismissal says they are no conflict, and a
+    # pair only an operator's accept or override put in stage 4 is theirs, not a detection
+    flagged = {_pair(p.fact_a, p.fact_b) for p in res.pairs if p.decision != "dismiss" and not p.asserted}
+    by_stage = {_pair(p.fact_a, p.fact_b) for p in res.pairs if not p.asserted} & detected
     false_flags = tuple(ab for ab in expect.not_conflicts if _pair(*ab) in flagged)
     kept_apart = tuple(ab for ab in expect.not_conflicts if _pair(*ab) not in flagged)
-    found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) in detected)
-    not_found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) not in detected)
+    found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) in by_stage)
+    not_found = tuple((c.fact_a, c.fact_b) for c in expect.conflicts if _pair(c.fact_a, c.fact_b) not in by_stage)
     # recency of the packed facts at the run's now and config (docs/reference/pipeline.md §2)
     rows = np.array([kb.index_of(f) for f in envelope], dtype=np.int64)
     attrs = fact_attributes(kb, result.now, result.config)

@@ -37,6 +37,7 @@ from crp_core.cli.operator_decisions import (
     OperatorDecisions,
     add_triage_db_args,
     decisions_doc,
+    decisions_line,
     operator_decisions,
     with_decisions,
 )
@@ -155,8 +156,8 @@ def load_inputs(args: argparse.Namespace) -> SuiteInputs:
     )
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     # the corpus is prepared at the effective config: its embedding model may come from --set
+    od = operator_decisions(args, kb)  # a store that cannot be read is refused before anything is embedded
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=effective, progress=shown, notify=shown.note)
-    od = operator_decisions(args, kb)
     prepared = prepare_suite(with_decisions(corpus, od), suite, now=now, decisions=od.decisions)
     return SuiteInputs(kb, prepared, config, set_args, args.known_conflicts, od)
 
@@ -269,8 +270,7 @@ def _print_verdict(
         f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
         f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n"
     )
-    if inp.decisions.store is not None:
-        out(f"operator decisions: {inp.decisions.in_force} in force from {visible(inp.decisions.store)}\n")
+    out(decisions_line(inp.decisions))
     out("\n")
     out(metrics_table(metrics) + "\n\n")
     for note in verdict.notes:
@@ -314,7 +314,7 @@ def _handle(args: argparse.Namespace) -> int:
         inp.prepared.suite,
         baseline,
         ckf_fingerprint=inp.kb.fingerprint,
-        decisions_in_force=inp.decisions.in_force,
+        decisions=(inp.decisions.in_force, inp.decisions.digest),
         tolerances=tolerances,
     )
     unexercised = unexercised_keys(inp.prepared, run, known=inp.known)

@@ -16,7 +16,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from crp_core import headers
-from crp_core.cli.common import TerminalProgress, add_input_args, input_source_map, load_input_ckf, warn_clamps
+from crp_core.cli.common import (
+    TerminalProgress,
+    add_input_args,
+    input_source_map,
+    load_input_ckf,
+    visible,
+    warn_clamps,
+)
+from crp_core.cli.operator_decisions import add_triage_db_args, decisions_doc, operator_decisions, with_decisions
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import Problem, ScenarioError
 
@@ -44,6 +52,7 @@ def register(subparsers: Subparsers) -> None:
         help="fan-out width (replaces the scenario's fanout_width; 0 or 1 = no fan-out)",
     )
     p.add_argument("--json", action="store_true", help="print the JSON report (docs/reference/reports.md)")
+    add_triage_db_args(p)  # the operator decisions in force, as in run and the dashboard
     p.set_defaults(handler=_handle)
 
 
@@ -81,9 +90,10 @@ def fanout_cli_report(args: argparse.Namespace) -> dict[str, Any]:
     scenario = _scenario_overrides(load_scenario(args.scenario), args.width, args.now)
     config = build_config(scenario, args.config, list(args.set_args or []))
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=source_map)
+    od = operator_decisions(args, kb)  # a store that cannot be read is refused before anything is embedded
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
-    result = run_pipeline(corpus, scenario, config)
+    result = run_pipeline(with_decisions(corpus, od), scenario, config, decisions=od.decisions)
     warn_clamps(result.asked_clamps)
     report = fanout_report(result.fanout, result.headers)
     residual = [sq.id for sq in scenario.residual_set]
@@ -94,6 +104,7 @@ def fanout_cli_report(args: argparse.Namespace) -> dict[str, Any]:
         "addressed": [a.id for a in scenario.addressed],
         **report,
         "clamps": [clamp_dict(c) for c in result.clamps],
+        "operator_decisions": decisions_doc(od),
     }
 
 
@@ -115,6 +126,9 @@ def render_summary(report: dict[str, Any]) -> str:
         f"ResidualSet ({len(report['residual_set'])}): {', '.join(report['residual_set']) or '-'}"
         f"   addressed: {', '.join(report['addressed']) or '-'}",
     ]
+    od = report.get("operator_decisions") or {}
+    if od.get("store") is not None:
+        lines.append(f"operator decisions: {od['in_force']} in force from {visible(str(od['store']))}")
     if not report["active"]:
         lines.append(
             f"fan-out inactive (fanout_width {report['fanout_width']}; needs width >= 2 and a non-empty ResidualSet)"

@@ -1,16 +1,20 @@
 """The operator decisions a command applies: ``--triage-db`` / ``--no-triage-db``, one rule for every command
-that runs the pipeline (run, check, tune, sweep, report), the rule the dashboard follows.
+that runs the pipeline (run, fanout, check, tune, sweep, report), the rule the dashboard follows.
 
-The decisions in force come from ``--triage-db`` (a file or a ``postgresql://`` URL; it must exist), else from
-``$CRP_INSPECT_TRIAGE_DB`` when that names an existing store (a file that is not there means no decision yet,
-not an error), else none; ``--no-triage-db`` applies none. Decisions taken from the environment are said on
-stderr, so a number that moved because a colleague decided a pair is never a mystery. Reports carry
-:func:`decisions_doc` (docs/decisions/triage.md "Decisions in every command").
+The store is ``--triage-db`` (a file or a ``postgresql://`` URL; it must exist), else the one
+``$CRP_INSPECT_TRIAGE_DB`` names, else ``./.crp_triage.sqlite`` (the dashboard's and ``history``'s default),
+each when it exists (a file nobody created yet means no decision, not an error); ``--no-triage-db`` applies
+none. As in the dashboard, every decision of the store is applied by fact id, whatever CKF fingerprint it was
+stamped with (docs/decisions/triage.md "In force"); what counts as in force on this CKF is what names its
+facts. A store the command found by itself is said on stderr, so a number that moved because a colleague
+decided a pair is never a mystery; reports carry :func:`decisions_doc` (docs/decisions/triage.md "Decisions
+in every command").
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -23,17 +27,22 @@ if TYPE_CHECKING:
     from crp_core.decisions import DecisionSet
     from crp_core.model import KnowledgeBase
 
+#: the store a command finds by itself when neither the flag nor the environment names one
+DEFAULT_STORE = ".crp_triage.sqlite"
+
 
 @dataclass(frozen=True)
 class OperatorDecisions:
     """The decisions a command runs with: the set (None: no store), the store as it may be printed (a URL
-    without its password), where it was named (``--triage-db`` or ``$CRP_INSPECT_TRIAGE_DB``) and how many
-    decisions are in force (pair decisions and status changes)."""
+    without its password), where it was named (``--triage-db``, ``$CRP_INSPECT_TRIAGE_DB`` or ``default``),
+    how many decisions are in force on this CKF (pair decisions on two of its facts, status marks on one)
+    and their digest (equal decisions, equal digests; "" for none)."""
 
     decisions: DecisionSet | None = None
     store: str | None = None
     named_by: str | None = None
     in_force: int = 0
+    digest: str = ""
 
 
 def add_triage_db_args(p: argparse.ArgumentParser) -> None:
@@ -43,58 +52,73 @@ def add_triage_db_args(p: argparse.ArgumentParser) -> None:
         "--triage-db",
         metavar="PATH|URL",
         default=None,
-        help="apply the operator decisions of this triage database (read-only; default: $CRP_INSPECT_TRIAGE_DB "
-        "when it names an existing store)",
+        help="apply the operator decisions of this triage database (read-only; default: $CRP_INSPECT_TRIAGE_DB, "
+        f"else ./{DEFAULT_STORE}, when it exists)",
     )
     g.add_argument(
         "--no-triage-db",
         action="store_true",
-        help="apply no operator decision, even where $CRP_INSPECT_TRIAGE_DB names a store",
+        help="apply no operator decision, whatever store exists",
     )
 
 
 def _named_store(args: argparse.Namespace) -> tuple[str | None, str | None]:
-    """(store, who named it): ``--triage-db``, else the environment's store when it exists, else (None, None)."""
+    """(store, who named it) under the rule above, or (None, None)."""
     if getattr(args, "no_triage_db", False):
         return None, None
-    if getattr(args, "triage_db", None):
-        return str(args.triage_db), "--triage-db"
+    given = getattr(args, "triage_db", None)
+    if given is not None:
+        if not str(given).strip():
+            raise ConfigError("--triage-db is empty: name a database file or URL, or pass --no-triage-db")
+        return str(given), "--triage-db"
     from crp_core.triage import default_db_path
     from crp_core.triage.pg_store import is_postgres_url
     from crp_core.triage.store import DB_PATH_ENV
 
     env = default_db_path()
-    if env and (is_postgres_url(env) or os.path.exists(env)):
-        return env, f"${DB_PATH_ENV}"
-    return None, None
+    if env:
+        return (env, f"${DB_PATH_ENV}") if is_postgres_url(env) or os.path.exists(env) else (None, None)
+    return (DEFAULT_STORE, "default") if os.path.exists(DEFAULT_STORE) else (None, None)
+
+
+def _on_this_kb(decisions: DecisionSet, kb: KnowledgeBase) -> tuple[dict[str, object], int]:
+    """The decisions that name facts of ``kb`` (pair decisions on two of them, status marks on one), as a
+    JSON-ready mapping, and how many they are."""
+    from crp_core.decisions import split_pair_key
+
+    pairs = {k: dict(v) for k, v in sorted(decisions.pair_decisions.items()) if all(map(kb.get, split_pair_key(k)))}
+    statuses = {f: s for f, s in sorted(decisions.statuses.items()) if kb.get(f) is not None}
+    return {"pair_decisions": pairs, "statuses": statuses}, len(pairs) + len(statuses)
 
 
 def operator_decisions(args: argparse.Namespace, kb: KnowledgeBase) -> OperatorDecisions:
-    """The decisions in force on ``kb`` (its fingerprint) under the rule above; a store that cannot be read
-    raises its CRPError (a missing ``--triage-db`` file, a database that went away)."""
+    """The decisions in force on ``kb`` under the rule above; a store that cannot be read raises a ConfigError
+    naming where it came from and the way out (a missing ``--triage-db`` file, a database that went away)."""
     db, named_by = _named_store(args)
     if db is None:
         return OperatorDecisions()
-    from crp_core.analysis.report_inputs import decision_lines
+    from crp_core.support.digest import content_digest
     from crp_core.triage import DecisionStore
 
     try:
         with DecisionStore(db, create=False, readonly=True) as store:
-            decisions = store.current(ckf_fingerprint=kb.fingerprint)
+            decisions = store.current()
             shown = store.path
     except CRPError as exc:
+        where = f"{named_by} ({db})" if named_by == "default" else named_by
         raise ConfigError(
-            f"the operator decisions of {named_by} cannot be read: {exc} (--no-triage-db runs without them)"
+            f"the operator decisions of {where} cannot be read: {exc} (--no-triage-db runs without them)"
         ) from None
-    in_force = decision_lines(decisions)[1]
+    mine, in_force = _on_this_kb(decisions, kb)
+    digest = content_digest(json.dumps(mine, sort_keys=True, ensure_ascii=False), length=20) if in_force else ""
     if named_by != "--triage-db" and in_force:
         from crp_core.cli.common import visible
 
+        origin = visible(shown) if named_by == "default" else f"{named_by} ({visible(shown)})"
         sys.stderr.write(
-            f"crp-inspect: note: {in_force} operator decision(s) in force from {named_by} ({visible(shown)}); "
-            "--no-triage-db applies none\n"
+            f"crp-inspect: note: {in_force} operator decision(s) in force from {origin}; --no-triage-db applies none\n"
         )
-    return OperatorDecisions(decisions, shown, named_by, in_force)
+    return OperatorDecisions(decisions, shown, named_by, in_force, digest)
 
 
 def with_decisions(corpus: Corpus, od: OperatorDecisions) -> Corpus:
@@ -108,4 +132,13 @@ def with_decisions(corpus: Corpus, od: OperatorDecisions) -> Corpus:
 
 def decisions_doc(od: OperatorDecisions) -> dict[str, object]:
     """What a JSON report says of the decisions it ran with."""
-    return {"store": od.store, "named_by": od.named_by, "in_force": od.in_force}
+    return {"store": od.store, "named_by": od.named_by, "in_force": od.in_force, "digest": od.digest}
+
+
+def decisions_line(od: OperatorDecisions) -> str:
+    """The line a text output gives the decisions ("" without a store)."""
+    if od.store is None:
+        return ""
+    from crp_core.cli.common import visible
+
+    return f"operator decisions: {od.in_force} in force from {visible(od.store)}\n"

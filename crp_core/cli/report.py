@@ -148,7 +148,7 @@ def _handle(args: argparse.Namespace) -> int:
     kb = load_input_ckf(
         args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
     )
-    od = operator_decisions(args, kb)
+    od = operator_decisions(args, kb)  # a store that cannot be read is refused before anything is embedded
     decisions, db = od.decisions, od.store
     shown = TerminalProgress()
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)

@@ -19,13 +19,13 @@ from crp_core.cli.common import (
     input_source_map,
     load_input_ckf,
     now_arg,
-    visible,
     warn_clamps,
 )
 from crp_core.cli.operator_decisions import (
     OperatorDecisions,
     add_triage_db_args,
     decisions_doc,
+    decisions_line,
     operator_decisions,
     with_decisions,
 )
@@ -79,9 +79,9 @@ def _handle(args: argparse.Namespace) -> int:
         args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
     )
     shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
+    od = operator_decisions(args, kb)  # a store that cannot be read is refused before anything is embedded
     corpus = prepare_corpus(kb, cache_dir=args.cache_dir, config=config, progress=shown, notify=shown.note)
     vectors = embed_scenario(scenario, corpus)
-    od = operator_decisions(args, kb)
     decisions = od.decisions
     corpus = with_decisions(corpus, od)
     # one `now` for the scan and the run (the wall clock read once when neither --now nor the scenario says)
@@ -114,8 +114,7 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase, od: OperatorDecisi
     out(f"now: {format_timestamp(result.now)}\n")
     if kb.skipped:
         out(f"lenient load: {len(kb.skipped)} bad fact(s) skipped\n")
-    if od.store is not None:
-        out(f"operator decisions: {od.in_force} in force from {visible(od.store)}\n")
+    out(decisions_line(od))
     out("\nheaders\n")
     for k, v in result.headers.items():
         out(f"  {k}: {v}\n")
@@ -174,5 +173,5 @@ def _print_conflicts(result: PipelineResult) -> None:
         if pair.decision is not None and pair.suppressed is not None:
             verdict += f" (operator: {pair.decision})"
         auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in pair.authority.items())
-        read = "no pattern read, an operator decision" if pair.by_decision_only else "/".join(pair.patterns)
+        read = pair.patterns_text("/")
         out(f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {read}; authority {auth}; {verdict}\n")

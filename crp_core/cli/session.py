@@ -167,7 +167,7 @@ def _pair_line(p: ConflictPair) -> str:
             f"SPEC-027 keeps {visible(win)} (authority {p.authority[win].authority:.3f} vs "
             f"{p.authority[lose].authority:.3f})"
         )
-    return f"{visible(p.fact_a)} / {visible(p.fact_b)}  {'+'.join(p.patterns)}: {verdict}"
+    return f"{visible(p.fact_a)} / {visible(p.fact_b)}  {p.patterns_text('+')}: {verdict}"
 
 
 def _print_window(v: WindowVerdict, r: SessionReport) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.check import add_suite_args, load_inputs
 from crp_core.cli.common import TerminalProgress, visible
-from crp_core.cli.operator_decisions import decisions_doc
+from crp_core.cli.operator_decisions import decisions_doc, decisions_line
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -119,6 +119,7 @@ def _handle(args: argparse.Namespace) -> int:
     elif args.csv:
         sys.stdout.write(csv_text(grid))
     else:
+        sys.stdout.write(decisions_line(inp.decisions))
         _print_text(grid, args.metric, f"{len(inp.prepared.suite)} scenario(s) over {visible(inp.kb.source)}")
     # -- experiment history (crp-inspect history; docs/decisions/history.md) ----------------------------
     from crp_core.cli.history import record_run, sweep_summary

@@ -533,10 +533,15 @@ def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
         )
     cos = _cosine(kb, decision.fact_a, decision.fact_b)
     if cos is not None and cos <= config.contradiction_similarity:
+        threshold = f"the cosine of {pair} is {cos:.3f}, not above contradiction_similarity"
+        if decision.kind == "dismiss":
+            return (
+                f"note: {threshold} {config.contradiction_similarity:g}: runs and the scan do not pair them, so the "
+                "dismissal is kept but takes effect only where that setting is lower"
+            )
         return (
-            f"note: the cosine of {pair} is {cos:.3f}, not above contradiction_similarity "
-            f"{config.contradiction_similarity:g}: the decision is kept ({effect}), but the scan and the triage "
-            "queue do not pair them"
+            f"note: {threshold} {config.contradiction_similarity:g}: the decision is kept ({effect}), but the "
+            "scan and the triage queue do not pair them"
         )
     return None
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from crp_core.cli.check import add_suite_args, load_inputs, metrics_table
 from crp_core.cli.common import TerminalProgress, check_writable, visible, write_output
-from crp_core.cli.operator_decisions import decisions_doc
+from crp_core.cli.operator_decisions import decisions_doc, decisions_line
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -126,6 +126,7 @@ def _handle(args: argparse.Namespace) -> int:
     out = sys.stdout.write
     live = not args.json
     if live:
+        out(decisions_line(inp.decisions))
         out(
             f"tuning {args.objective} over {len(inp.prepared.suite)} scenario(s), {args.trials} trial(s), "
             f"seed {args.seed}\n\n{'trial':>5} {'value':>16} {'feasible':>8} "

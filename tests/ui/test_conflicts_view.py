@@ -163,22 +163,22 @@ def test_roles_and_outcomes():
 
 
 def test_a_pair_only_a_decision_makes_says_so_in_its_patterns_cell():
-    from crp_core.records import ValueConflict
-    from crp_ui.conflict_case import BY_DECISION_ONLY, patterns_text
+    from crp_core.records import NO_PATTERN_READ, ValueConflict
 
     read = _pair("a", "b", suppressed="b", decision="override")
-    assert patterns_text(read) == "NUMBER_CHANGED" and not read.by_decision_only
+    assert read.patterns_text() == "NUMBER_CHANGED" and not read.by_decision_only
     base = _pair("a", "b", suppressed="a", kept=("b",), decision="override")
-    none = ConflictPair(
-        "a", "b", 0.31, (), ValueConflict((), ()), base.authority, ("b",), "a", False, decision="override"
+    none = ValueConflict((), ())
+    asserted = ConflictPair(
+        "a", "b", 0.31, (), none, base.authority, ("b",), "a", False, decision="override", asserted=True
     )
-    assert none.by_decision_only and patterns_text(none) == BY_DECISION_ONLY == "none read: an operator's decision"
-    accepted = ConflictPair(
-        "a", "b", 0.31, (), ValueConflict((), ()), base.authority, ("a",), "b", False, decision="accept"
+    assert (
+        asserted.by_decision_only and asserted.patterns_text() == NO_PATTERN_READ == "none read: an operator's decision"
     )
-    assert accepted.by_decision_only
-    plain = ConflictPair("a", "b", 0.31, (), ValueConflict((), ()), base.authority, ("a", "b"), None, False)
-    assert not plain.by_decision_only and patterns_text(plain) == ""
+    plain = ConflictPair("a", "b", 0.31, (), none, base.authority, ("a", "b"), None, False)
+    assert not plain.by_decision_only and plain.patterns_text() == ""
+    frame = cv.envelope_pairs_frame(type("R", (), {"resolution": type("S", (), {"pairs": (asserted, read)})()})())
+    assert frame["patterns"].tolist() == [NO_PATTERN_READ, "NUMBER_CHANGED"]
 
 
 def test_side_spans_follow_the_diffs():

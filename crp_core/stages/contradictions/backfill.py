@@ -7,14 +7,16 @@ threshold.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
+from crp_core.decisions import Decisions, DecisionSet, pair_key
 from crp_core.stages.bits import row_bits
+from crp_core.stages.contradictions.arbitration import ASSERTING_KINDS
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
 
@@ -26,9 +28,11 @@ def backfill_slots(
     kept_rows: list[int],
     ranked_pool: Sequence[int] | np.ndarray,
     config: CRPConfig,
+    decisions: Decisions = None,
 ) -> list[tuple[int, int]]:
     """Step 4: (new row, row whose slot it took) for each freed position, in order, while the pool lasts;
-    ``kept_rows`` is extended with the backfilled rows."""
+    ``kept_rows`` is extended with the backfilled rows. A pool fact an operator decided conflicts with a
+    kept fact (an accept or an override) does not fit, as a value conflict does not."""
     if not freed:
         return []
     kb = corpus.kb
@@ -37,6 +41,7 @@ def backfill_slots(
     retrievable = np.asarray(corpus.retrievable, dtype=bool)
     pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
     screen = BackfillScreen(np.asarray(corpus.vectors, dtype=np.float32), pool, kept_rows, config)
+    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
     cursor = 0
     for loser in freed:
         while cursor < pool.size:
@@ -45,12 +50,24 @@ def backfill_slots(
             if c in taken or not retrievable[c]:
                 continue
             taken.add(c)
-            if screen.fits(cursor - 1, kb, config):
+            if screen.fits(cursor - 1, kb, config) and not decided_against(pairs, kb, c, kept_rows):
                 backfilled.append((c, sel_rows[loser]))
                 kept_rows.append(c)
                 screen.kept(cursor - 1)
                 break
     return backfilled
+
+
+def decided_against(pairs: Mapping[str, Mapping[str, Any]] | None, kb: Any, c: int, kept_rows: list[int]) -> bool:
+    """Whether an operator accepted or overrode a pair of fact row ``c`` and a kept row."""
+    if not pairs:
+        return False
+    facts, cid = kb.facts, kb.facts[c].fact_id
+    for r in kept_rows:
+        d = pairs.get(pair_key(cid, facts[r].fact_id))
+        if d is not None and d.get("kind") in ASSERTING_KINDS:
+            return True
+    return False
 
 
 #: pool rows screened per product

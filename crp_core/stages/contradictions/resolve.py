@@ -84,13 +84,15 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     """
     sel = _Selection(corpus, _unique_rows(selected_rows), roles)
     conflicts, near_dups = sel.detect(config)
-    asserted = set(asserted_pairs(sel.ids, decisions)) - set(zip(conflicts.p.tolist(), conflicts.q.tolist()))
+    decided = asserted_pairs(sel.ids, decisions)  # the selection's pairs an operator accepted or overrode
+    asserted = set(decided) - set(zip(conflicts.p.tolist(), conflicts.q.tolist()))
     if asserted:  # a pair an operator says conflicts is arbitrated, never deduplicated, wherever step 1 left it
         conflicts, near_dups = (
             sel.plus_asserted(conflicts, sorted(asserted), config),
             [d for d in near_dups if d not in asserted],
         )
-    dropped, deduplicated = sel.dedup(near_dups, scores)
+    # a fact an operator decided on is kept over its near-duplicates: the decision names it
+    dropped, deduplicated = sel.dedup(near_dups, scores, {p for pair in decided for p in pair})
     live = conflicts.without(dropped)
     mark = np.zeros(len(sel.row_list), dtype=bool)  # the positions in some pair, ascending
     mark[live.p], mark[live.q] = True, True
@@ -105,7 +107,11 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     suppressed = set(arbitrated.suppressed_pos)
     kept_rows = [r for p, r in enumerate(sel.row_list) if p not in dropped and p not in suppressed]
     freed = arbitrated.suppressed_pos + sorted(dropped)
-    backfilled = backfill_slots(corpus, sel.row_list, freed, kept_rows, ranked_pool, config) if config.backfill else []
+    backfilled = (
+        backfill_slots(corpus, sel.row_list, freed, kept_rows, ranked_pool, config, decisions)
+        if config.backfill
+        else []
+    )
     # the final selection: selection order, a backfill in its loser's slot
     fill_for = {old: new for new, old in backfilled}
     final: list[int] = []
@@ -161,12 +167,14 @@ class _Conflicts:
     p: np.ndarray
     q: np.ndarray
     found: Sequence[ValueConflict]
+    asserted: frozenset[tuple[int, int]] = frozenset()  # (p, q) of the pairs only an operator's word adds
 
     def plus(self, extra: Sequence[tuple[int, int]], found: Sequence[ValueConflict]) -> _Conflicts:
-        """These pairs, then ``extra`` (positions p < q that step 1 did not find) with what was read in each."""
+        """These pairs, then ``extra`` (positions p < q that step 1 did not find, asserted by an operator)
+        with what was read in each."""
         p = np.concatenate([self.p, np.array([e[0] for e in extra], dtype=np.intp)])
         q = np.concatenate([self.q, np.array([e[1] for e in extra], dtype=np.intp)])
-        return _Conflicts(freeze_owned(p), freeze_owned(q), [*self.found, *found])
+        return _Conflicts(freeze_owned(p), freeze_owned(q), [*self.found, *found], self.asserted | set(extra))
 
     def without(self, dropped: set[int]) -> _Conflicts:
         """The pairs with neither position in ``dropped``."""
@@ -176,7 +184,8 @@ class _Conflicts:
         out = np.zeros(max(int(p.max()), int(q.max()), max(dropped)) + 1, dtype=bool)
         out[list(dropped)] = True
         keep = np.flatnonzero(~(out[p] | out[q]))
-        return _Conflicts(freeze_owned(p[keep]), freeze_owned(q[keep]), [self.found[k] for k in keep.tolist()])
+        found = [self.found[k] for k in keep.tolist()]
+        return _Conflicts(freeze_owned(p[keep]), freeze_owned(q[keep]), found, self.asserted)
 
 
 #: step 3's decisions: (kept ids of each skipped pair by its index, each pair's outcome when decided one by one,
@@ -259,19 +268,23 @@ class _Selection:
         return found.plus(extra, [check(text[p], text[q]) or _NO_DIFFERENCE for p, q in extra])
 
     def dedup(
-        self, near_dups: Sequence[tuple[int, int]], scores: Mapping[int, float]
+        self, near_dups: Sequence[tuple[int, int]], scores: Mapping[int, float], decided: set[int] | None = None
     ) -> tuple[set[int], list[tuple[int, int]]]:
         """Step 2, SPEC-003 §6.6 over the non-conflicting pairs: (dropped positions, (dropped row, kept
-        row) in dedup order)."""
+        row) in dedup order); the positions in ``decided`` (a fact of an operator's accepted or overridden
+        pair) are kept first."""
         if not near_dups:  # no pair to dedup: every position stays
             return set(), []
         dup_of: dict[int, list[int]] = {}
         for p, q in near_dups:
             dup_of.setdefault(p, []).append(q)
             dup_of.setdefault(q, []).append(p)
-        # the dedup order's key of each position: anchors first, higher score first, then fact id
+        # the dedup order's key of each position: decided facts first, anchors first, higher score first,
+        # then fact id
+        decided = decided or set()
         keep_keys = [
-            (self.roles.get(r) == "connector", -_score_of(scores, r), self.ids[p]) for p, r in enumerate(self.row_list)
+            (p not in decided, self.roles.get(r) == "connector", -_score_of(scores, r), self.ids[p])
+            for p, r in enumerate(self.row_list)
         ]
         keep_key = keep_keys.__getitem__
         alive: set[int] = set()
@@ -425,7 +438,7 @@ class _Selection:
         return (-round(max(auth[p].authority, auth[q].authority), AUTHORITY_DECIMALS), lo, hi)
 
 
-def _pair(
+def _pair(  # noqa: PLR0913  the record's fields, as stage 4 decided them
     fact_a: str,
     fact_b: str,
     similarity: float,
@@ -434,6 +447,7 @@ def _pair(
     b: Authority,
     arb: Outcome,
     skipped: bool,
+    asserted: bool = False,
 ) -> ConflictPair:
     """The :class:`ConflictPair` of one arbitrated (or skipped) pair: ``ConflictPair.make`` inlined, as
     stage 4 makes one per conflicting pair."""
@@ -453,6 +467,7 @@ def _pair(
             "skipped": skipped,
             "margin": abs(a.authority - b.authority),
             "decision": decision,
+            "asserted": asserted,
         },
     )
 
@@ -476,7 +491,7 @@ class _PairRecords:
         outcomes: list[Outcome | None] | None,
     ) -> None:
         self.ids, self.contents, self.sel = sel.ids, sel.contents, sel
-        self.found, self.order = live.found, order
+        self.found, self.order, self.asserted = live.found, order, live.asserted
         self.swapped, self.ps, self.qs = swapped, ps, qs
         self.auth, self.config, self.kept_of, self.outcomes = auth, config, kept_of, outcomes
 
@@ -490,12 +505,13 @@ class _PairRecords:
             if swapped:  # detected in selection order: the diffs' *_a sides must describe fact_a's text
                 vc = values_conflict(contents[p], contents[q], self.config.detector_learned) or vc
             a, b = auth[p], auth[q]
+            asserted = bool(self.asserted) and (min(p, q), max(p, q)) in self.asserted
             kept = kept_of.get(k)
             if kept is not None:
-                out.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, (kept, None, False, None), True))
+                out.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, (kept, None, False, None), True, asserted))
                 continue
             arb = self.outcomes[k] if self.outcomes is not None else None
             if arb is None:
                 arb = outcome(a, b, self.config, None, None)
-            out.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, arb, False))
+            out.append(_pair(ids[p], ids[q], cosines[p][q], vc, a, b, arb, False, asserted))
         return out

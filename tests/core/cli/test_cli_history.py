@@ -161,7 +161,7 @@ def test_check_and_tune_keep_their_runs(files, capsys, monkeypatch):
         "params",
         "operator_decisions",
     }
-    assert check_run.summary["operator_decisions"] == {"store": None, "named_by": None, "in_force": 0}
+    assert check_run.summary["operator_decisions"] == {"store": None, "named_by": None, "in_force": 0, "digest": ""}
     assert tune_run.summary["trials"] == 2 and tune_run.summary["objective"] == "recall"
     assert (
         tune_run.kb_fingerprint == check_run.kb_fingerprint
@@ -209,7 +209,7 @@ def test_a_sweep_is_kept_through_record_run(files, capsys, tmp_path):
     prepared = prepare_suite(c, load_suite(suite_dir))
     from crp_core.cli.operator_decisions import OperatorDecisions
 
-    od = OperatorDecisions(None, "team.sqlite", "--triage-db", 3)
+    od = OperatorDecisions(None, "team.sqlite", "--triage-db", 3, "d")
     inp = SimpleNamespace(kb=c.kb, prepared=prepared, config=CRPConfig(), set_args=("stale_floor=0.4",), decisions=od)
     metrics = run_suite(prepared, CRPConfig().with_set_args(inp.set_args)).metrics
     summary = sweep_summary(["stale_floor", "now"], 400, {"stale_floor": 0.5})
@@ -221,7 +221,7 @@ def test_a_sweep_is_kept_through_record_run(files, capsys, tmp_path):
         "keys": ["stale_floor", "now"],
         "points": 400,
         "best": {"stale_floor": 0.5},
-        "operator_decisions": {"store": "team.sqlite", "named_by": "--triage-db", "in_force": 3},
+        "operator_decisions": {"store": "team.sqlite", "named_by": "--triage-db", "in_force": 3, "digest": "d"},
     }
     assert kept.metrics == metrics.flat()
     assert capsys.readouterr().err == f"kept as experiment #1 in {db} (crp-inspect history)\n"

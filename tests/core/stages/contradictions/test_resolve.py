@@ -347,6 +347,7 @@ def test_an_override_below_the_similarity_threshold_still_decides():
     (pair,) = res.pairs
     assert (pair.fact_a, pair.fact_b, pair.similarity) == ("F1", "F3", 0.0)
     assert pair.patterns == () and pair.conflict.diffs == ()  # the detector read no difference: the operator did
+    assert pair.asserted and pair.by_decision_only
     assert pair.decision == "override" and pair.suppressed == "F1" and res.selected.tolist() == [1]
     assert [e.event for e in res.audit] == [EVENT_RESOLVED] and res.detected_count == 1
 
@@ -393,6 +394,72 @@ def test_a_decided_near_duplicate_is_arbitrated_not_deduplicated():
     assert plain.pairs == () and plain.deduplicated == ((1, 0),)  # the paraphrase: the lower score dropped
     res = run(corpus, [0, 1], {0: 1.0, 1: 1.0}, decisions={pair_key("F1", "F2"): {"kind": "override", "winner": "F2"}})
     assert res.deduplicated == () and res.pairs[0].decision == "override" and res.selected.tolist() == [1]
+
+
+def test_backfill_never_brings_back_an_operators_loser_beside_its_winner():
+    """A and B conflict (A fresh wins, B suppressed); W is kept; the pool's next fact L lost to W by an
+    operator's override: L does not take B's slot, as a fact value-conflicting with a kept one does not."""
+    corpus = make_corpus(
+        [
+            {"id": "A", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "B", "text": PORT_4001, "vec": topic_vec(0, 1)},
+            {"id": "W", "text": "Peers talk over a separate port", "vec": topic_vec(1, 2)},
+            {"id": "L", "text": "Snapshots are written every hour", "vec": topic_vec(2, 3)},
+        ]
+    )
+    recency = {0: 1.0, 1: 0.3, 2: 1.0, 3: 1.0}
+    plain = run(corpus, [0, 1, 2], recency, pool=[3])
+    assert plain.backfilled == ((3, 1),) and plain.selected.tolist() == [0, 3, 2]
+    decided = run(
+        corpus, [0, 1, 2], recency, pool=[3], decisions={pair_key("W", "L"): {"kind": "override", "winner": "W"}}
+    )
+    assert decided.backfilled == () and decided.selected.tolist() == [0, 2]
+    # a dismissal says nothing against L
+    dismissed = run(
+        corpus, [0, 1, 2], recency, pool=[3], decisions={pair_key("W", "L"): {"kind": "dismiss", "winner": None}}
+    )
+    assert dismissed.backfilled == ((3, 1),)
+
+
+def test_a_decided_fact_is_kept_over_its_near_duplicate():
+    """B (an override's winner over A) and its paraphrase C are near-duplicates, C scoring higher: without
+    the decision dedup keeps C; with it B is kept (the decision names it), C dropped, and A loses to B."""
+    corpus = make_corpus(
+        [
+            {"id": "A", "text": "Peers talk over a separate port", "vec": topic_vec(1, 2)},
+            {"id": "B", "text": PORT_2379, "vec": topic_vec(0, 0, eps=0.1)},
+            {"id": "C", "text": PARA_2379, "vec": topic_vec(0, 1, eps=0.1)},
+        ]
+    )
+    scores = {0: 0.5, 1: 0.6, 2: 0.9}
+    plain = run(corpus, [0, 1, 2], {0: 1.0, 1: 1.0, 2: 1.0}, scores=scores)
+    assert plain.deduplicated == ((1, 2),) and plain.selected.tolist() == [0, 2]
+    res = run(
+        corpus, [0, 1, 2], {0: 1.0, 1: 1.0, 2: 1.0}, scores=scores,
+        decisions={pair_key("A", "B"): {"kind": "override", "winner": "B"}},
+    )  # fmt: skip
+    assert res.deduplicated == ((2, 1),) and res.selected.tolist() == [1]
+    assert [(p.fact_a, p.fact_b, p.suppressed, p.asserted) for p in res.pairs] == [("A", "B", "A", True)]
+
+
+def test_a_skipped_asserted_pair_keeps_its_flag():
+    """A beats B (values differ, above the threshold); an operator accepted B / C, which the detector reads
+    no difference in: processed after A / B (lower authorities), it is skipped, and still says so."""
+    corpus = make_corpus(
+        [
+            {"id": "A", "text": PORT_2379, "vec": topic_vec(0, 0)},
+            {"id": "B", "text": PORT_4001, "vec": topic_vec(0, 1)},
+            {"id": "C", "text": "Peers talk over a separate port", "vec": topic_vec(1, 2)},
+        ]
+    )
+    res = run(
+        corpus, [0, 1, 2], {0: 1.0, 1: 0.3, 2: 0.5}, decisions={pair_key("B", "C"): {"kind": "accept", "winner": None}}
+    )
+    first, second = res.pairs
+    assert (first.fact_a, first.fact_b, first.asserted, first.skipped) == ("A", "B", False, False)
+    assert {second.fact_a, second.fact_b} == {"B", "C"} and second.skipped and second.decision is None
+    assert second.asserted and second.by_decision_only
+    assert second.patterns_text() == "none read: an operator's decision"
 
 
 def test_asserted_pairs_reads_the_decisions_or_the_pairs_alike():
