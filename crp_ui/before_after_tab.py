@@ -230,7 +230,7 @@ def _count(
 
 
 def _numbers(ba: BeforeAfter) -> None:
-    st.dataframe(
+    render.dataframe(
         tv.before_after_frame(ba),
         hide_index=True,
         key=K + "ba_numbers",

@@ -147,8 +147,14 @@ def apply_stylesheet() -> None:
     st.html(f"<style>{CSS}</style>")
 
 
+#: what a table shows in a cell with no value (an undefined metric, a total a fraction does not have)
+MISSING_CELL = "–"
+
+
 def dataframe(df: pd.DataFrame, **kwargs: Any) -> DeltaGenerator | DataframeState:
-    """``st.dataframe`` of :func:`inert_frame` (row positions, and so selections, are unchanged)."""
+    """``st.dataframe`` of :func:`inert_frame` (row positions, and so selections, are unchanged); a cell with no
+    value shows :data:`MISSING_CELL`, never "None". Every table of the dashboard is drawn here."""
+    kwargs.setdefault("placeholder", MISSING_CELL)
     shown: DeltaGenerator | DataframeState = st.dataframe(inert_frame(df), **kwargs)
     return shown
 

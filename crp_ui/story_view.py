@@ -90,7 +90,7 @@ def scenario_story(ba: BeforeAfter) -> None:
         else:
             st.markdown("Nothing new.")
     with st.expander("Details: the numbers side by side"):
-        st.dataframe(before_after_view.before_after_frame(ba), hide_index=True, width="stretch")
+        render.dataframe(before_after_view.before_after_frame(ba), hide_index=True, width="stretch")
         st.plotly_chart(before_after_view.before_after_bars(ba), width="stretch", key=K + "bars")
 
 
@@ -167,7 +167,7 @@ def suite_story(corpus: Corpus, decisions: DecisionSet | None, dkey: str) -> Non
             return
     result = store[key]
     st.plotly_chart(suite_figure(result.totals()), width="stretch", key=K + "suite_bars")
-    st.dataframe(
+    render.dataframe(
         suite_frame(result.entries),
         hide_index=True,
         width="stretch",

@@ -259,7 +259,7 @@ def _table(shown: pd.DataFrame, claims: dict[str, str], key: str, pick: str | No
     )
     state.set_view_choice("cols", "all" if every else "", "")
     pos = [i for i, k in enumerate(shown["pair"].tolist()) if k == pick][:1]
-    st.dataframe(
+    render.dataframe(
         page_display(shown, claims),
         hide_index=True,
         width="stretch",

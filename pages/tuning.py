@@ -195,7 +195,7 @@ def _sweep_result(res: SweepResult, corpus: Corpus) -> None:
         diff.insert(
             2, "why", [cmp.explain(f) if ch != "kept" else "" for f, ch in zip(diff["fact_id"], diff["change"])]
         )
-    st.dataframe(
+    render.dataframe(
         diff,
         hide_index=True,
         width="stretch",
@@ -207,7 +207,7 @@ def _sweep_result(res: SweepResult, corpus: Corpus) -> None:
     )
     with st.expander("All points (table)"):
         frame = tv.sweep_frame(res).drop(columns=["x"])
-        st.dataframe(
+        render.dataframe(
             frame, hide_index=True, width="stretch", key=K + "table", column_config=breakdown.column_config(frame)
         )
 
@@ -247,14 +247,14 @@ def compare_tab(
     m[3].metric("leaving", len(cmp.leaving))
     m[4].metric("winner flips", len(cmp.flips))
     if cmp.config_diff:
-        st.dataframe(tv.config_diff_frame(cmp.config_diff), hide_index=True, key=K + "cfgdiff")
+        render.dataframe(tv.config_diff_frame(cmp.config_diff), hide_index=True, key=K + "cfgdiff")
     else:
         st.info("The two configs are equal: change a value in the sidebar (or upload another baseline).")
     st.subheader("Envelopes side by side")
-    st.dataframe(tv.envelopes_side_by_side(cmp), hide_index=True, width="stretch", key=K + "sidebyside")
+    render.dataframe(tv.envelopes_side_by_side(cmp), hide_index=True, width="stretch", key=K + "sidebyside")
     st.subheader("Per-fact rank and score deltas")
     deltas = tv.fact_delta_frame(cmp)
-    st.dataframe(
+    render.dataframe(
         deltas,
         hide_index=True,
         width="stretch",
@@ -280,7 +280,7 @@ def compare_tab(
         st.info(render.md_escape(cmp.explain(fid)))
     st.subheader("Conflicts whose winner flips")
     if cmp.flips:
-        st.dataframe(tv.flips_frame(cmp), hide_index=True, width="stretch", key=K + "flips")
+        render.dataframe(tv.flips_frame(cmp), hide_index=True, width="stretch", key=K + "flips")
     else:
         st.caption("No contradiction pair arbitrated in both runs changes its winner.")
     st.download_button(

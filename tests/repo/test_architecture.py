@@ -132,6 +132,20 @@ def test_dashboard_modules_stay_small():
     assert too_long == {}
 
 
+def test_every_table_of_the_dashboard_is_drawn_by_render_dataframe():
+    """``st.dataframe`` is called in crp_ui/render.py only: every table's text cells go through its inert
+    screen and a missing value shows as ``render.MISSING_CELL``, never "None"."""
+    files = [p for top in ("crp_ui", "pages") for p in (ROOT / top).rglob("*.py") if "__pycache__" not in p.parts]
+    files.append(ROOT / "app.py")
+    direct = sorted(
+        str(p.relative_to(ROOT))
+        for p in files
+        if p.name != "render.py" and re.search(r"\bst\.dataframe\(", p.read_text(encoding="utf-8"))
+    )
+    assert direct == []
+    assert re.search(r"\bst\.dataframe\(", (ROOT / "crp_ui" / "render.py").read_text(encoding="utf-8"))
+
+
 def test_what_users_read_cites_no_document_outside_the_repository():
     """The code, the dashboard and the docs name the public CRP specifications (SPEC-0xx §n) and this
     repository's docs; never the project's private reading notes (SPEC_NOTES) or a path outside the repository."""
