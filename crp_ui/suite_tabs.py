@@ -111,6 +111,14 @@ def _ranking_columns() -> dict[str, Any]:
     return cols
 
 
+def _summary_columns() -> dict[str, Any]:
+    """The summary table's columns: figures to 4 significant digits (a mean of 125.3333 tokens no longer
+    overflows its column), the definition wide."""
+    figures = ("mean", "worst", "total", "baseline mean", "baseline worst")
+    cols: dict[str, Any] = {c: st.column_config.NumberColumn(c, format="%.4g") for c in figures}
+    return cols | {"definition": st.column_config.TextColumn("definition", width="large")}
+
+
 def _headline(run: SuiteRun) -> None:
     summary = run.metrics.summary
     graded = sv.ranked(run.metrics)
@@ -174,7 +182,7 @@ def _evaluate(p: PreparedSuite, config: CRPConfig, inputs: str) -> SuiteRun | No
     frame(
         sv.summary_frame(run.metrics, None if defaults is run else defaults.metrics),
         K + "summary",
-        column_config={"definition": st.column_config.TextColumn("definition", width="large")},
+        column_config=_summary_columns(),
     )
     st.markdown("**Per scenario**")
     frame(
@@ -245,7 +253,7 @@ def _compare(p: PreparedSuite, config: CRPConfig, inputs: str, run: SuiteRun) ->
     frame(
         sv.summary_frame(run.metrics, base_run.metrics),
         K + "cmp_summary",
-        column_config={"definition": st.column_config.TextColumn("definition", width="large")},
+        column_config=_summary_columns(),
     )
     frame(sv.scenario_delta_frame(run, base_run), K + "cmp_rows", column_config=_ranking_columns())
     names = sv.scenario_names(run.metrics)
@@ -326,7 +334,7 @@ def _sweep_result(p: PreparedSuite, inputs: str, res: SuiteSweep, base_value: ob
     frame(
         sv.summary_frame(pt.run.metrics, res.baseline.metrics),
         K + "pt_summary",
-        column_config={"definition": st.column_config.TextColumn("definition", width="large")},
+        column_config=_summary_columns(),
     )
     frame(sv.scenario_delta_frame(pt.run, res.baseline), K + "pt_rows")
     with st.expander("All values (table)"):
