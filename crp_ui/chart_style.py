@@ -14,6 +14,9 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+#: a white halo around a label drawn over lines (a graph's node ids and edge weights stay legible where an
+#: edge runs under them)
+LABEL_HALO = "0 0 2px #fff, 0 0 2px #fff, 0 0 3px #fff"
 #: better / worse (what SPEC-027 hands to the model next to what the older retrieval hands to it)
 GOOD = "#2e8b57"
 BAD = "#c0504d"

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from crp_core import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE, FanoutResult, Scenario, SubQuery
 
+from .chart_style import LABEL_HALO
 from .render import esc
 from .theme import branch_colour
 
@@ -207,7 +208,7 @@ def _partition_trace(pts: pd.DataFrame, partition: int) -> go.Scatter:
         text=[esc(s, 18) for s in pts["sub_query"]],
         # labels above and below in turn, so two close members of a partition keep readable labels
         textposition=["top center" if i % 2 == 0 else "bottom center" for i in range(len(pts))],
-        textfont={"size": 11},
+        textfont={"size": 11, "shadow": LABEL_HALO},
         cliponaxis=False,
         marker={"size": 12, "color": branch_colour(partition), "line": {"color": "white", "width": 1}},
         customdata=[[esc(s), partition] for s in pts["sub_query"]],
@@ -235,7 +236,7 @@ def partition_figure(proj: Projection) -> go.Figure:
                 name="addressed (Coverage Set)",
                 text=[esc(s, 18) for s in addressed["sub_query"]],
                 textposition="bottom center",
-                textfont={"size": 11, "color": "#888"},
+                textfont={"size": 11, "color": "#888", "shadow": LABEL_HALO},
                 marker={"size": 10, "color": "rgba(0,0,0,0)", "line": {"color": "#999", "width": 2}},
                 customdata=[[esc(s), -1] for s in addressed["sub_query"]],
                 hovertext=[

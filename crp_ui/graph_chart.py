@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .chart_style import BAD, LOSER, ROLE_COLOURS, titled
+from .chart_style import BAD, LABEL_HALO, LOSER, ROLE_COLOURS, titled
 from .graph_layout import spring_layout
 from .render import esc
 
@@ -49,9 +49,8 @@ def _segments(pos: Positions, pairs: Sequence[tuple[int, int]]) -> tuple[list[fl
 MAX_EDGE_LABELS = 60
 
 
-def _weight_traces(fig: go.Figure, el: Sequence[Edge], pos: Positions, ids: Sequence[str], edge_min: float) -> None:
-    """The similarity edges in width classes (a line trace has one width), and their weights as labels
-    at the middles, up to :data:`MAX_EDGE_LABELS` edges (hover: both ids and the cosine)."""
+def _weight_traces(fig: go.Figure, el: Sequence[Edge], pos: Positions, edge_min: float) -> None:
+    """The similarity edges in width classes (a line trace has one width)."""
     ws = np.array([w for _, _, w in el])
     width = 1.0 + 5.0 * np.clip((ws - edge_min) / max(1e-9, 1.0 - edge_min), 0, 1)
     for cls in np.unique(np.round(width)):
@@ -66,6 +65,11 @@ def _weight_traces(fig: go.Figure, el: Sequence[Edge], pos: Positions, ids: Sequ
                 showlegend=False,
             )
         )
+
+
+def _weight_labels(fig: go.Figure, el: Sequence[Edge], pos: Positions, ids: Sequence[str]) -> None:
+    """The edges' weights as labels at their middles, up to :data:`MAX_EDGE_LABELS` edges (hover: both ids and
+    the cosine); drawn over the contradiction and given links, whose markers sit on the same middles."""
     labels = [f"{w:.2f}" for _, _, w in el] if len(el) <= MAX_EDGE_LABELS else None
     fig.add_trace(
         go.Scatter(
@@ -73,7 +77,7 @@ def _weight_traces(fig: go.Figure, el: Sequence[Edge], pos: Positions, ids: Sequ
             y=[(pos[i, 1] + pos[j, 1]) / 2 for i, j, _ in el],
             mode="text" if labels else "markers",
             text=labels,
-            textfont=dict(size=10, color="#555"),
+            textfont=dict(size=10, color="#555", shadow=LABEL_HALO),
             marker=dict(size=4, color=EDGE_COLOUR),
             hovertext=[f"{esc(ids[i], 40)} — {esc(ids[j], 40)}<br>weight (cosine) {w:.4f}" for i, j, w in el],
             hoverinfo="text",
@@ -190,7 +194,7 @@ def _node_trace(
         mode="markers+text",
         text=text,
         textposition="top center",
-        textfont=dict(size=11),
+        textfont=dict(size=11, shadow=LABEL_HALO),
         name=NODE_KINDS[kind],
         hovertext=hover,
         hoverinfo="text",
@@ -272,13 +276,15 @@ def cdgr_network(
     pos = spring_layout(len(ids), el)
     fig = go.Figure()
     if el:
-        _weight_traces(fig, el, pos, ids, edge_min)
+        _weight_traces(fig, el, pos, edge_min)
     if highlight is not None and bridged_pairs:
         fig.add_trace(_bridged_trace(pos, at, highlight, bridged_pairs))
     if contradictions is not None and len(contradictions):
         _link_traces(fig, pos, _contradiction_links(contradictions, at), style=CONTRADICTION_STYLE, at_fraction=0.5)
     if given is not None and len(given):  # off the middle: a contradiction marker may sit there
         _link_traces(fig, pos, _given_links(given, at), style=GIVEN_STYLE, at_fraction=0.6)
+    if el:
+        _weight_labels(fig, el, pos, ids)
     emphasised = set()
     if highlight is not None:
         emphasised = {f for f in ids if f == highlight or any(f in p for p in bridged_pairs)}
