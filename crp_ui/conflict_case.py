@@ -60,6 +60,18 @@ def _winner_label(pair: ConflictPair, who: str) -> str:
     return ("override: " if pair.decision == "override" else "") + f"{who} wins"
 
 
+def asserted_text(pair: ConflictPair, config: CRPConfig) -> str | None:
+    """Why a pair only an operator's decision put in stage 4 is there (None for a pair stage 4 found itself)."""
+    if not pair.asserted:
+        return None
+    why = (
+        f"cosine {pair.similarity:.4f}, not above contradiction_similarity {config.contradiction_similarity:g}"
+        if pair.similarity <= config.contradiction_similarity
+        else "the detector reads no value difference in the two texts"
+    )
+    return f"Paired by an operator's decision: stage 4 would not pair these facts itself ({why})."
+
+
 def arbitration_label(pair: ConflictPair) -> str:
     """Short queue label: "tie", "dismissed", "<id> wins" or "override: <id> wins"."""
     if pair.decision == "dismiss":

@@ -147,6 +147,9 @@ def _envelope_pair(
             f"**{render.md_escape(pair.fact_a)} ↔ {render.md_escape(pair.fact_b)}** · cosine "
             f"{pair.similarity:.4f} · {render.md_escape(pair.patterns_text())}"
         )
+        asserted = cv.asserted_text(pair, result.config)
+        if asserted:
+            st.caption(asserted)
         cv.pair_case(pair, base_kb, dict(ds.statuses), now=result.now, config=result.config)
         outcome = cv.outcome_text(pair)
         if pair.tied:

@@ -270,3 +270,26 @@ def test_facts_in_another_language_are_named_above_the_queue(triage_env):
         "English, so a negation, a date or a changed name in another language is missed and its findings on "
         "them are incomplete"
     ]
+
+
+def test_a_pair_only_an_operators_override_makes_is_arbitrated_and_says_why(triage_env):
+    """E1 (etcd port, e0 + e4) and X1 (API rate limit, e2 + e4) share one axis of two: cosine 1/2, far below
+    contradiction_similarity 0.85: stage 4 never pairs them until an operator overrides, "X1 wins"; the run then
+    arbitrates the pair, X1 suppresses E1, and the pair's card says why it is there."""
+    from crp_core.decisions import Decision
+    from crp_core.records import NO_PATTERN_READ
+    from crp_core.triage import DecisionStore
+
+    at = show_tab(open_page(), ENV)
+    assert ("E1", "X1") not in {(r.fact_a, r.fact_b) for r in env_pairs(at).itertuples()}
+    with DecisionStore(triage_env) as store:
+        store.record(Decision.override("E1", "X1", winner="X1", operator="alice"))
+    at = show_tab(open_page(), ENV)
+    rows = {(r.fact_a, r.fact_b): r for r in env_pairs(at).itertuples()}
+    pair = rows[("E1", "X1")]
+    assert (pair.patterns, pair.outcome, pair.suppressed) == (NO_PATTERN_READ, "override: X1 wins", "E1")
+    why = [c.value for c in at.caption if c.value.startswith("Paired by an operator's decision")]
+    assert why == [
+        "Paired by an operator's decision: stage 4 would not pair these facts itself (cosine 0.5000, not above "
+        "contradiction_similarity 0.85)."
+    ]

@@ -177,6 +177,15 @@ def test_a_pair_only_a_decision_makes_says_so_in_its_patterns_cell():
     )
     plain = ConflictPair("a", "b", 0.31, (), none, base.authority, ("a", "b"), None, False)
     assert not plain.by_decision_only and plain.patterns_text() == ""
+    from crp_core.config import CRPConfig
+
+    assert cv.asserted_text(asserted, CRPConfig()) == (
+        "Paired by an operator's decision: stage 4 would not pair these facts itself (cosine 0.3100, not above "
+        "contradiction_similarity 0.85)."
+    )
+    close = ConflictPair("a", "b", 0.97, (), none, base.authority, ("b",), "a", False, decision="accept", asserted=True)
+    assert cv.asserted_text(close, CRPConfig()).endswith("(the detector reads no value difference in the two texts).")
+    assert cv.asserted_text(read, CRPConfig()) is None
     frame = cv.envelope_pairs_frame(type("R", (), {"resolution": type("S", (), {"pairs": (asserted, read)})()})())
     assert frame["patterns"].tolist() == [NO_PATTERN_READ, "NUMBER_CHANGED"]
 
