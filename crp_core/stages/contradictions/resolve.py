@@ -85,7 +85,7 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     sel = _Selection(corpus, _unique_rows(selected_rows), roles)
     conflicts, near_dups = sel.detect(config)
     decided = asserted_pairs(sel.ids, decisions)  # the selection's pairs an operator accepted or overrode
-    asserted = set(decided) - set(zip(conflicts.p.tolist(), conflicts.q.tolist()))
+    asserted = set(decided) - set(zip(conflicts.p.tolist(), conflicts.q.tolist())) if decided else set()
     if asserted:  # a pair an operator says conflicts is arbitrated, never deduplicated, wherever step 1 left it
         conflicts, near_dups = (
             sel.plus_asserted(conflicts, sorted(asserted), config),
