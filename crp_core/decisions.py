@@ -493,6 +493,20 @@ class DecisionSet:
             "pair_decisions": {k: dict(v) for k, v in sorted(self.pair_decisions.items())},
         }
 
+    def in_force_on(self, kb: Any) -> tuple[int, str]:
+        """How many of these decisions name facts of ``kb`` (anything with ``get(fact_id)``: pair decisions
+        on two of its facts, status marks on one), and their digest (20 hex digits; equal decisions, equal
+        digests; "" for none): what a report or an experiment says of the decisions it ran with."""
+        import json
+
+        from crp_core.support.digest import content_digest
+
+        pairs = {k: dict(v) for k, v in sorted(self.pair_decisions.items()) if all(map(kb.get, split_pair_key(k)))}
+        statuses = {f: s for f, s in sorted(self.statuses.items()) if kb.get(f) is not None}
+        n = len(pairs) + len(statuses)
+        mine = {"pair_decisions": pairs, "statuses": statuses}
+        return n, content_digest(json.dumps(mine, sort_keys=True, ensure_ascii=False), length=20) if n else ""
+
 
 #: operator decisions handed to stage 4: the :class:`DecisionSet` in force, or a plain mapping of
 #: pair key -> ``{"kind", "winner"}``

@@ -41,7 +41,8 @@ from crp_core import (
 
 from . import decision_store, render, state, team
 from . import history_view as hv
-from .session import db_path
+from .decision_store import shown_target
+from .session import db_path, db_path_origin
 from .tuning_widgets import frame
 
 K = "crp.tuning.history."
@@ -88,6 +89,16 @@ def record_suite_run(p: PreparedSuite, config: CRPConfig, run: SuiteRun) -> Expe
     return record_run(p, config, run.metrics, kind="suite-run")
 
 
+def decisions_summary(p: PreparedSuite) -> dict[str, object]:
+    """The operator decisions a dashboard run applied, as a command line's run keeps them
+    (``crp-inspect history``): the database as shown, where it was named, how many name this CKF's facts,
+    their digest."""
+    if p.decisions is None:
+        return {"store": None, "named_by": None, "in_force": 0, "digest": ""}
+    n, digest = p.decisions.in_force_on(p.corpus.kb)
+    return {"store": shown_target(db_path()), "named_by": db_path_origin(), "in_force": n, "digest": digest}
+
+
 def record_run(
     p: PreparedSuite,
     config: CRPConfig,
@@ -106,7 +117,7 @@ def record_run(
         recorded_by=operator(),
         metrics=metrics.flat(),
         origin="dashboard",
-        summary=dict(summary) if summary else None,
+        summary={**(summary or {}), "operator_decisions": decisions_summary(p)},
         **experiment_inputs(p.corpus.kb, p.suite, config),
     )
     try:

@@ -14,7 +14,6 @@ in every command").
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from dataclasses import dataclass
@@ -81,23 +80,12 @@ def _named_store(args: argparse.Namespace) -> tuple[str | None, str | None]:
     return (DEFAULT_STORE, "default") if os.path.exists(DEFAULT_STORE) else (None, None)
 
 
-def _on_this_kb(decisions: DecisionSet, kb: KnowledgeBase) -> tuple[dict[str, object], int]:
-    """The decisions that name facts of ``kb`` (pair decisions on two of them, status marks on one), as a
-    JSON-ready mapping, and how many they are."""
-    from crp_core.decisions import split_pair_key
-
-    pairs = {k: dict(v) for k, v in sorted(decisions.pair_decisions.items()) if all(map(kb.get, split_pair_key(k)))}
-    statuses = {f: s for f, s in sorted(decisions.statuses.items()) if kb.get(f) is not None}
-    return {"pair_decisions": pairs, "statuses": statuses}, len(pairs) + len(statuses)
-
-
 def operator_decisions(args: argparse.Namespace, kb: KnowledgeBase) -> OperatorDecisions:
     """The decisions in force on ``kb`` under the rule above; a store that cannot be read raises a ConfigError
     naming where it came from and the way out (a missing ``--triage-db`` file, a database that went away)."""
     db, named_by = _named_store(args)
     if db is None:
         return OperatorDecisions()
-    from crp_core.support.digest import content_digest
     from crp_core.triage import DecisionStore
 
     try:
@@ -109,8 +97,7 @@ def operator_decisions(args: argparse.Namespace, kb: KnowledgeBase) -> OperatorD
         raise ConfigError(
             f"the operator decisions of {where} cannot be read: {exc} (--no-triage-db runs without them)"
         ) from None
-    mine, in_force = _on_this_kb(decisions, kb)
-    digest = content_digest(json.dumps(mine, sort_keys=True, ensure_ascii=False), length=20) if in_force else ""
+    in_force, digest = decisions.in_force_on(kb)
     if named_by != "--triage-db" and in_force:
         from crp_core.cli.common import visible
 

@@ -125,6 +125,15 @@ def test_the_comparison_shows_metrics_and_config_side_by_side(seeded):
 
 def test_a_suite_run_is_kept_and_listed(ui_env, tmp_path, monkeypatch):
     monkeypatch.setenv("CRP_INSPECT_HISTORY", "on")
+    from crp_core import Decision, DecisionStore
+    from crp_core.io.ckf import load_ckf
+
+    kb = load_ckf(ui_env / "knowledge_base.jsonl")
+    with DecisionStore(tmp_path / "triage.sqlite") as store:  # one decision on the sample's facts, one elsewhere
+        store.record(Decision.override("f000", "f001", winner="f001", operator="ann"))
+        store.record(Decision.override("zz1", "zz2", winner="zz2", operator="ann"))
+        in_force = store.current().in_force_on(kb)
+    assert in_force[0] == 1
     at = run_page("tuning", params={"tab": "Suite"})
     assert not at.exception
     kept = list_experiments(str(tmp_path / "triage.sqlite"))
@@ -133,6 +142,13 @@ def test_a_suite_run_is_kept_and_listed(ui_env, tmp_path, monkeypatch):
     assert run.kind == "suite-run" and run.origin == "dashboard" and run.kb_name == "knowledge_base.jsonl"
     assert run.config_diff == {} and "recall.mean" in run.metrics and run.suite_fingerprint
     assert run.recorded_by  # the server's OS user: single mode without a typed name
+    # the decisions it ran with, counted and digested as the command line's runs are (crp-inspect history)
+    assert run.summary is not None and run.summary["operator_decisions"] == {
+        "store": str(tmp_path / "triage.sqlite"),
+        "named_by": "$CRP_INSPECT_TRIAGE_DB",
+        "in_force": 1,
+        "digest": in_force[1],
+    }
     at.query_params["tab"] = "History"
     at.run()
     assert not at.exception
@@ -171,3 +187,5 @@ def test_an_auto_tune_and_a_2d_sweep_of_the_dashboard_are_kept(ui_env, tmp_path,
     assert "tune" in kinds and "sweep" in kinds, kinds
     tuned = next(e for e in list_experiments(str(tmp_path / "triage.sqlite")) if e.kind == "tune")
     assert tuned.origin == "dashboard" and tuned.summary and tuned.summary["trials"] == 3
+    # the decisions it ran with, as a command line's run keeps them: none in force (no decision recorded)
+    assert tuned.summary["operator_decisions"] == {"store": None, "named_by": None, "in_force": 0, "digest": ""}
