@@ -95,6 +95,9 @@ _ACCESS_GROUPS = frozenset(["open"])
 #: words after "a week" that make it a duration: "a day before travel", "a week ahead", "a month beforehand"
 _DURATION_NEXT = frozenset(["before", "after", "ahead", "beforehand", "earlier", "later", "prior"])
 
+#: the determiners after which "half" is a share of the noun phrase they open, as "half of" is ("half the adult
+#: rate", "half its original scale")
+_HALF_DETERMINERS = frozenset(["the", "its", "their", "our", "your", "his", "her"])
 #: the regex groups read as one identifier entity each
 IDENT_GROUPS = ("url", "email", "flag", "path", "ver", "ip")
 #: standards bodies: their code and a number name one standard ("EN 966", "ISO 9001", "BS 7671"), an entity, not a
@@ -273,8 +276,10 @@ class Lexer(ShareLexer):
             return half
         if low in VULGAR_FRACTIONS:  # "¾ cup": a number written as one character
             return self.number(i, VULGAR_FRACTIONS[low], "", r.start, r.end, i + 1)
-        if (low == "a" and nxt in FRACTION_PARTS and self.low(i + 2) == "of" and not self.time_after(i + 3)) or (
-            low == "half" and nxt == "of" and not self.time_after(i + 2)
+        if (
+            (low == "a" and nxt in FRACTION_PARTS and self.low(i + 2) == "of" and not self.time_after(i + 3))
+            or (low == "half" and nxt == "of" and not self.time_after(i + 2))
+            or self.half_determiner(i)
         ):
             bound, bstart = self.bound_before(i)
             end_j = i + 2 if low == "a" else i + 1
@@ -514,6 +519,17 @@ class Lexer(ShareLexer):
         before = self.text[max(0, start - 1) : start]
         after = self.text[end : end + 1]
         return before == "`" or after == "`"
+
+    def half_determiner(self, i: int) -> bool:
+        """Is raw ``i`` a "half" right before a determiner and the noun it opens, a share of that noun's amount
+        ("pay half the adult rate", "half its original scale")? Not before a time ("half the day", "half the
+        time": a duration or an idiom of frequency)."""
+        if self.low(i) != "half" or self.low(i + 1) not in _HALF_DETERMINERS:
+            return False
+        nxt = self.low(i + 2)
+        return (
+            nxt != "time" and not self.time_after(i + 2) and i + 2 < len(self.raw) and self.raw[i + 2].group == "word"
+        )
 
     def named_code(self, i: int) -> bool:
         """Is the quarter- or half-shaped code at raw ``i`` the name of a thing, right after the noun it names ("stand
