@@ -70,6 +70,7 @@ from crp_core.stages.contradictions.subjects import (
     present,
     stated_by,
 )
+from crp_core.stages.contradictions.swaps import dates_as_labels
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.typed import typed_diffs
 from crp_core.stages.contradictions.value_compare import opposite_extremes, value_diffs
@@ -507,6 +508,7 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
         diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
         diffs = opposed_qualifiers(da, db, other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)]))
+        diffs = dates_as_labels(da, db, diffs)
     if not diffs:
         # the rules found nothing: the learned comparison reads the same analysis and clause alignment
         return learned_conflict(da, db, p) if learned else None
