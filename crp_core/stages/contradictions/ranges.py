@@ -1,0 +1,114 @@
+"""A date inside a span of dates the other text states (docs/decisions/detector-round19.md): "Trips run daily from
+May to September" / "Trips run every day in July" speak of one month of the season, a narrower scope, not of a
+season moved (SPEC-005 §5.3: a DATE_SHIFTED is a date that differs for the same attribute). A date outside the
+span ("... in October"), a span against another span ("from June to September") and a date that ends or opens
+a period ("The season ends in July") stay shifted dates."""
+
+from __future__ import annotations
+
+from crp_core.records import ValueDiff
+from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.lexicon import DATE, DATE_SHIFTED
+from crp_core.stages.contradictions.tokens import Token
+
+__all__ = ["date_within_span"]
+
+#: the words between the two ends of a span of dates ("May to September", "1 May until 30 June")
+SPAN_WORDS = frozenset(["to", "until", "till", "through", "and"])
+
+#: the keys of words that make a date one end of a period ("ends in July", "opens on 3 May", "until July"): such a
+#: date inside the other text's span moves that end, a shifted date
+END_WORDS = frozenset(
+    [
+        "start",
+        "stop",
+        "clos",
+        "open",
+        "#open",
+        "complet",
+        "last",
+        "first",
+        "final",
+        "deadlin",
+        "expir",
+        "until",
+        "till",
+        "by",
+        "from",
+        "since",
+        "befor",
+        "after",
+        "no",
+    ]
+)
+
+#: a date's comparable reading: (year, month, day, weekday), 0 where the text says nothing
+Reading = tuple[int, int, int, int]
+
+
+def _at(d: Doc, start: int) -> int:
+    return next((k for k, t in enumerate(d.tokens) if t.start == start), -1)
+
+
+def _span(d: Doc, k: int) -> tuple[Token, Token] | None:
+    """The two ends of the span of dates the date at ``k`` opens or closes ("from May to September", "between 1 May
+    and 30 June"; "and" only after "between"), else None."""
+    toks = d.tokens
+
+    def date(j: int) -> bool:
+        return 0 <= j < len(toks) and toks[j].kind == DATE and toks[j].date is not None
+
+    def joins(j: int, first: int) -> bool:
+        low = toks[j].text.lower()
+        return low in SPAN_WORDS and (low != "and" or (first > 0 and toks[first - 1].text.lower() == "between"))
+
+    if date(k + 2) and joins(k + 1, k):
+        return toks[k], toks[k + 2]
+    if date(k - 2) and joins(k - 1, k - 2):
+        return toks[k - 2], toks[k]
+    return None
+
+
+def _sentence_start(d: Doc, k: int) -> int:
+    return next((s.first for s in d.sentences if s.first <= k < s.last), 0)
+
+
+def _key(r: Reading, fields: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(r[f] for f in fields)
+
+
+def _inside(x: Reading, lo: Reading, hi: Reading) -> bool:
+    """Is the date ``x`` within [lo, hi], compared on the parts all three state (year, month, day; a span that
+    wraps a year's end, "October to March", holds the months after its start and before its end)?"""
+    fields = tuple(f for f in (0, 1, 2) if x[f] and lo[f] and hi[f])
+    if 1 not in fields:
+        return False  # a span of months or of days in months: a weekday or a lone year is read elsewhere
+    a, b, v = _key(lo, fields), _key(hi, fields), _key(x, fields)
+    return a <= v <= b if a <= b else v >= a or v <= b
+
+
+def _within(d: Doc, span: tuple[int, int], other: Doc, point: tuple[int, int]) -> bool:
+    """Is the date at ``point`` of ``other``, no end of a span itself, inside the span the date at ``span`` of
+    ``d`` belongs to?"""
+    k, j = _at(d, span[0]), _at(other, point[0])
+    if k < 0 or j < 0:
+        return False
+    ends = _span(d, k)
+    x = other.tokens[j].date
+    if ends is None or x is None or _span(other, j) is not None:
+        return False
+    if any(t.key in END_WORDS for t in other.tokens[_sentence_start(other, j) : j]):
+        return False
+    lo, hi = ends[0].date, ends[1].date
+    assert lo is not None and hi is not None
+    return any(_inside(r, a, b) for r in x.readings for a in lo.readings for b in hi.readings)
+
+
+def date_within_span(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
+    """Leave out a shifted date whose one side is an end of a span of dates and whose other side is a date inside
+    that span: the narrower text states a part of the span, no other date."""
+    return [
+        d
+        for d in diffs
+        if d.pattern != DATE_SHIFTED or not (_within(da, d.span_a, db, d.span_b) or _within(db, d.span_b, da, d.span_a))
+    ]
