@@ -339,7 +339,17 @@ def _value_candidate(
     own_a, own_b = len(ca.bag - db.words), len(cb.bag - da.words)
     f["clause_own_min"] = float(min(2, own_a, own_b))
     f["clause_own_max"] = float(min(3, max(own_a, own_b)))
+    if _qualified_scope(f):
+        return None
     return Candidate(pats, tuple(diffs), f)
+
+
+def _qualified_scope(f: dict[str, float]) -> bool:
+    """One sentence on each side, the rules' clause alignment reads a qualifier one text states and the other
+    lacks (score -1), and one text has no word of its own, in the pair or in the value's clause: the other text
+    says all it says plus the qualifier ("Backups are kept for 30 days" / "Backups are kept for 90 days in the EU
+    region"), so its value is the qualified scope's, as the rules read it."""
+    return f["sents"] == 1.0 and f["clause_score"] == -1.0 and f["own_min"] == 0.0 and f["clause_own_min"] == 0.0
 
 
 # ------------------------------------------------------------------------------------------------
