@@ -30,6 +30,21 @@ def opposite_extremes(ctx_a: frozenset[str], ctx_b: frozenset[str]) -> bool:
     return len(ends_a) == len(ends_b) == 1 and ends_a != ends_b
 
 
+#: the verbs that name one end of a period, as context keys (synonyms folded: "opens", "begins" are "start";
+#: "ends", "ceases" are "stop"; "finishes" is "complet")
+PERIOD_ENDS = {"start": -1, "stop": 1, "clos": 1, "complet": 1}
+
+
+def opposite_ends(ctx_a: frozenset[str], ctx_b: frozenset[str]) -> bool:
+    """Does one context name the start of a period and the other its end, neither both ("Registration opens on 1
+    March" / "Registration closes on 30 April")? Then the two dates are the period's two ends, two attributes."""
+    if ctx_a.isdisjoint(PERIOD_ENDS) or ctx_b.isdisjoint(PERIOD_ENDS):
+        return False
+    ends_a = {PERIOD_ENDS[w] for w in ctx_a if w in PERIOD_ENDS}
+    ends_b = {PERIOD_ENDS[w] for w in ctx_b if w in PERIOD_ENDS}
+    return len(ends_a) == len(ends_b) == 1 and ends_a != ends_b
+
+
 def _close(x: float, y: float) -> bool:
     return x == y or abs(x - y) <= 1e-9 * max(abs(x), abs(y))
 
