@@ -53,7 +53,7 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned, derived
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
-from crp_core.stages.contradictions.ranges import date_within_span
+from crp_core.stages.contradictions.ranges import bound_split, date_within_span
 from crp_core.stages.contradictions.subjects import (
     apart_subjects,
     designator,
@@ -167,7 +167,10 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     out = [
         c
         for c in values
-        if c is not None and not numbered_subjects(da, db, c.diffs) and date_within_span(da, db, list(c.diffs))
+        if c is not None
+        and not numbered_subjects(da, db, c.diffs)
+        and date_within_span(da, db, list(c.diffs))
+        and bound_split(da, db, list(c.diffs))
     ]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc
-from crp_core.stages.contradictions.lexicon import DATE, DATE_SHIFTED
+from crp_core.stages.contradictions.lexicon import DATE, DATE_SHIFTED, NEGATION_FLIP
 from crp_core.stages.contradictions.tokens import Token
 
-__all__ = ["date_within_span"]
+__all__ = ["bound_split", "date_within_span"]
 
 #: the words between the two ends of a span of dates ("May to September", "1 May until 30 June")
 SPAN_WORDS = frozenset(["to", "until", "till", "through", "and"])
@@ -112,3 +112,48 @@ def date_within_span(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff
         for d in diffs
         if d.pattern != DATE_SHIFTED or not (_within(da, d.span_a, db, d.span_b) or _within(db, d.span_b, da, d.span_a))
     ]
+
+
+def _bounded(d: Doc) -> dict[tuple[str, float], set[int]]:
+    """Each bounded quantity of the text (unit, value in it) -> the bounds it is stated with ("up to 10 metres": -1,
+    "longer than 10 metres": 1)."""
+    out: dict[tuple[str, float], set[int]] = {}
+    for t in d.tokens:
+        if t.qty is not None and t.qty.bound:
+            out.setdefault((t.qty.unit, t.qty.base * t.qty.scale), set()).add(t.qty.bound)
+    return out
+
+
+def _split_spans(da: Doc, db: Doc) -> tuple[set[tuple[int, int]], set[tuple[int, int]]] | None:
+    """The spans of a quantity that one text bounds from above and the other from below, each text stating one
+    side ("boats up to 10 metres" / "boats longer than 10 metres"), or None."""
+    ba, bb = _bounded(da), _bounded(db)
+    split = {k for k in ba.keys() & bb.keys() if len(ba[k]) == len(bb[k]) == 1 and ba[k] != bb[k]}
+    if not split:
+        return None
+
+    def spans(d: Doc) -> set[tuple[int, int]]:
+        return {
+            (t.start, t.end)
+            for t in d.tokens
+            if t.qty is not None and t.qty.bound and (t.qty.unit, t.qty.base * t.qty.scale) in split
+        }
+
+    return spans(da), spans(db)
+
+
+def bound_split(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
+    """Leave out the changed values of two texts that split one quantity between them, one bounding it from above
+    and the other from below ("Moorings cost £28 for boats up to 10 metres" / "Boats longer than 10 metres pay
+    £35"): the two sides of the split are two subjects, each with its own value, and the reversed bound is the split
+    itself, no flip; a flip elsewhere stays. Texts whose only change is the bound ("at least 18" / "at most 18")
+    keep their diff."""
+    found = _split_spans(da, db)
+    if found is None:
+        return diffs
+    sa, sb = found
+    on_split = [d for d in diffs if d.span_a in sa or d.span_b in sb]
+    others = [d for d in diffs if d not in on_split]
+    if not others:
+        return diffs
+    return [d for d in others if d.pattern == NEGATION_FLIP]  # a flip elsewhere in the texts stays

@@ -62,7 +62,7 @@ from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.memos import TEXT_MEMO_SIZE, text_memo
 from crp_core.stages.contradictions.orders import list_reorder, reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
-from crp_core.stages.contradictions.ranges import date_within_span
+from crp_core.stages.contradictions.ranges import bound_split, date_within_span
 from crp_core.stages.contradictions.subjects import (
     designator,
     equal_pair,
@@ -509,7 +509,7 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
         diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
         diffs = opposed_qualifiers(da, db, other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)]))
-        diffs = date_within_span(da, db, dates_as_labels(da, db, diffs))
+        diffs = bound_split(da, db, date_within_span(da, db, dates_as_labels(da, db, diffs)))
     if not diffs:
         # the rules found nothing: the learned comparison reads the same analysis and clause alignment
         return learned_conflict(da, db, p) if learned else None
