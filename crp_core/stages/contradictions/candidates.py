@@ -58,6 +58,7 @@ from crp_core.stages.contradictions.subjects import (
     apart_subjects,
     designator,
     numbered_subjects,
+    opposed,
     other_subjects,
     present,
     stated_by,
@@ -174,7 +175,7 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     ]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
-    if flipped:
+    if flipped and not opposed(da, db):
         polar = _polar_candidate(da, db, base, len(changed))
         if not (da.sentences and db.sentences) or other_subjects(da, db, list(polar.diffs)):
             out.append(polar)
