@@ -8,7 +8,10 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   hyphenated name the other text states by its parts, "Basic-plan" / "the Basic plan", is stated); none
   where both sentences open with a numbered thing the other text lacks (``subjects.numbered_subjects``: "Bay 4
   reopens in March" / "Bay 9 reopens in May" speak of two bays) or with subjects whose words the other text does
-  not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"); its
+  not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"), where a
+  qualifier one text adds to all the other says scopes the value (``_qualified_scope``), between the dates of a
+  period's two ends (``_period_ends``), for a date inside a span the other text states or a quantity the texts split
+  by its bounds (ranges.py); its
   feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
   "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's;
 * a value candidate of the class ``interval`` for a duration in one text against an "every" rate in the other
@@ -22,7 +25,8 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
   affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
   subjects (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" / "Pupils in Form 2 may not bring
-  phones"); its feature ``narrowed_flip`` is ``narrowed`` read for the flip ("*Commercial* fishing boats").
+  phones") or each text states one of a pair of opposed qualifiers (``subjects.opposed``); its feature
+  ``narrowed_flip`` is ``narrowed`` read for the flip ("*Commercial* fishing boats").
 
 Each candidate carries integer or rounded features (docs/decisions/detector-learned.md lists them), so the learned
 score computed from them does not depend on the CPU.
