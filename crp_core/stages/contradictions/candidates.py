@@ -179,7 +179,7 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
     ]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
-    if flipped and not opposed(da, db):
+    if flipped and not opposed(da, db) and not narrowed_nouns(da, db):
         polar = _polar_candidate(da, db, base, len(changed))
         if not (da.sentences and db.sentences) or other_subjects(da, db, list(polar.diffs)):
             out.append(polar)

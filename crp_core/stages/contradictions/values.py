@@ -60,6 +60,7 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.memos import TEXT_MEMO_SIZE, text_memo
+from crp_core.stages.contradictions.modifiers import narrowed_nouns
 from crp_core.stages.contradictions.orders import list_reorder, reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.ranges import bound_split, date_within_span
@@ -510,6 +511,8 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
     if diffs and da.sentences and db.sentences:
         diffs = opposed_qualifiers(da, db, other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)]))
         diffs = bound_split(da, db, date_within_span(da, db, dates_as_labels(da, db, diffs)))
+        if narrowed_nouns(da, db):  # two kinds, each named by a modifier of its own: their permissions may differ
+            diffs = [d for d in diffs if d.pattern != NEGATION_FLIP]
     if not diffs:
         # the rules found nothing: the learned comparison reads the same analysis and clause alignment
         return learned_conflict(da, db, p) if learned else None
