@@ -25,8 +25,9 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
   affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
   subjects (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" / "Pupils in Form 2 may not bring
-  phones") or each text states one of a pair of opposed qualifiers (``subjects.opposed``); its feature
-  ``narrowed_flip`` is ``narrowed`` read for the flip ("*Commercial* fishing boats").
+  phones"), each text states one of a pair of opposed qualifiers (``subjects.opposed``) or a noun both state is
+  narrowed by a modifier on each side (``narrowed``: "*Annual* parking permits" / "*Daily* parking permits"); its
+  feature ``narrowed_flip``, which weighed that last shape, is therefore always 0 (kept: the weights file's format).
 
 Each candidate carries integer or rounded features (docs/decisions/detector-learned.md lists them), so the learned
 score computed from them does not depend on the CPU.

@@ -161,3 +161,11 @@ def test_opposed_qualifiers_separate_a_flip_too() -> None:
     assert values_conflict(a, "Sparring is permitted for senior belts at the grading.") is None
     # near miss: one kind on both sides keeps its flip
     assert patterns(a, "Sparring is permitted for junior belts at the grading.") == (NEGATION_FLIP,)
+
+
+def test_two_kinds_named_by_modifiers_of_their_own_separate_a_flip() -> None:
+    # annual and daily permits: two kinds of permit, each with its own requirement
+    a = "Annual parking permits require proof of address."
+    assert values_conflict(a, "Daily parking permits do not require proof of address.") is None
+    # near miss: one kind on both sides keeps its flip
+    assert patterns(a, "Annual parking permits do not require proof of address.") == (NEGATION_FLIP,)
