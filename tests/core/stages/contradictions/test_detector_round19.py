@@ -169,3 +169,13 @@ def test_two_kinds_named_by_modifiers_of_their_own_separate_a_flip() -> None:
     assert values_conflict(a, "Daily parking permits do not require proof of address.") is None
     # near miss: one kind on both sides keeps its flip
     assert patterns(a, "Annual parking permits do not require proof of address.") == (NEGATION_FLIP,)
+
+
+def test_a_weekday_right_before_a_date_is_part_of_that_date() -> None:
+    # a week later is the same weekday: read apart, "Saturday" stated the other date and the shift went unread
+    a = "The village regatta takes place on Saturday 14 June 2025."
+    assert _token(a, "Saturday 14 June 2025").kind == DATE
+    assert patterns(a, "The village regatta is scheduled for 21 June 2025.", learned=False) == (DATE_SHIFTED,)
+    # near misses: the same date with or without its weekday is one date, and another weekday is another date
+    assert values_conflict(a, "The village regatta is on 14 June 2025.") is None
+    assert values_conflict(a, "The village regatta is on Saturday, June 14th, 2025.") is None
