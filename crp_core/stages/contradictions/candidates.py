@@ -10,8 +10,8 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   reopens in March" / "Bay 9 reopens in May" speak of two bays) or with subjects whose words the other text does
   not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"), where a
   qualifier one text adds to all the other says scopes the value (``_qualified_scope``), between the dates of a
-  period's two ends (``_period_ends``), for a date inside a span the other text states or a quantity the texts split
-  by its bounds (ranges.py); its
+  period's two ends (``ranges.period_ends``), for a date inside a span the other text states or a quantity the texts
+  split by its bounds (ranges.py); its
   feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
   "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's;
 * a value candidate of the class ``interval`` for a duration in one text against an "every" rate in the other
@@ -58,7 +58,7 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned, derived
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
-from crp_core.stages.contradictions.ranges import bound_split, date_within_span
+from crp_core.stages.contradictions.ranges import bound_split, date_within_span, period_ends
 from crp_core.stages.contradictions.subjects import (
     apart_subjects,
     designator,
@@ -71,7 +71,7 @@ from crp_core.stages.contradictions.subjects import (
 from crp_core.stages.contradictions.swaps import Swap, swap_diffs, swap_pattern, swaps
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.typed import INTERVAL_TOLERANCE, interval_values
-from crp_core.stages.contradictions.value_compare import opposite_ends, value_diffs
+from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = ["FEATURE_NAMES", "Candidate", "ClauseScorer", "propose"]
 
@@ -313,7 +313,7 @@ def _value_candidate(
     va, vb = da.values[ua[0]], db.values[ub[0]]
     ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
     diffs = list(given) if given is not None else value_diffs(ta, tb, da.text, db.text)
-    if not diffs or _period_ends(da, va.tok, va.ctx, db, vb.tok, vb.ctx):
+    if not diffs or period_ends(da, va.tok, va.ctx, db, vb.tok, vb.ctx):
         return None
     pats = tuple(sorted({d.pattern for d in diffs}))
     f = dict(base)
@@ -359,24 +359,6 @@ def _qualified_scope(f: dict[str, float]) -> bool:
     says all it says plus the qualifier ("Backups are kept for 30 days" / "Backups are kept for 90 days in the EU
     region"), so its value is the qualified scope's, as the rules read it."""
     return f["sents"] == 1.0 and f["clause_score"] == -1.0 and f["own_min"] == 0.0 and f["clause_own_min"] == 0.0
-
-
-#: words right before a date that make it the start of what its clause names ("close from 2 April", "shut
-#: starting 2 April": the closure's start, not the end of an opening)
-_FROM_WORDS = frozenset(["from", "starting", "beginning", "effective"])
-
-
-def _period_ends(da: Doc, ka: int, ctx_a: frozenset[str], db: Doc, kb: int, ctx_b: frozenset[str]) -> bool:
-    """Are the two values dates of the two ends of one period, one clause naming its start and the other its end
-    ("Registration opens on 1 March" / "Registration closes on 30 April"), neither date after a word that makes it
-    the start of what its clause names ("closes from 2 April": a closure's start)?"""
-    if da.tokens[ka].kind != DATE or db.tokens[kb].kind != DATE or not opposite_ends(ctx_a, ctx_b):
-        return False
-    return _word_at(da, ka - 1) not in _FROM_WORDS and _word_at(db, kb - 1) not in _FROM_WORDS
-
-
-def _word_at(d: Doc, k: int) -> str:
-    return d.tokens[k].text.lower() if 0 <= k < len(d.tokens) else ""
 
 
 # ------------------------------------------------------------------------------------------------

@@ -10,8 +10,9 @@ from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc
 from crp_core.stages.contradictions.lexicon import DATE, DATE_SHIFTED, NEGATION_FLIP
 from crp_core.stages.contradictions.tokens import Token
+from crp_core.stages.contradictions.value_compare import opposite_ends
 
-__all__ = ["bound_split", "date_within_span"]
+__all__ = ["bound_split", "date_within_span", "period_ends"]
 
 #: the words between the two ends of a span of dates ("May to September", "1 May until 30 June")
 SPAN_WORDS = frozenset(["to", "until", "till", "through", "and"])
@@ -157,3 +158,21 @@ def bound_split(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
     if not others:
         return diffs
     return [d for d in others if d.pattern == NEGATION_FLIP]  # a flip elsewhere in the texts stays
+
+
+#: words right before a date that make it the start of what its clause names ("close from 2 April", "shut
+#: starting 2 April": the closure's start, not the end of an opening)
+FROM_WORDS = frozenset(["from", "starting", "beginning", "effective"])
+
+
+def _word_before(d: Doc, k: int) -> str:
+    return d.tokens[k - 1].text.lower() if 0 < k <= len(d.tokens) else ""
+
+
+def period_ends(da: Doc, ka: int, ctx_a: frozenset[str], db: Doc, kb: int, ctx_b: frozenset[str]) -> bool:
+    """Are the tokens ``ka`` of ``da`` and ``kb`` of ``db`` dates of the two ends of one period, one clause naming its
+    start and the other its end ("Registration opens on 1 March" / "Registration closes on 30 April"), neither date
+    after a word that makes it the start of what its clause names ("closes from 2 April": a closure's start)?"""
+    if da.tokens[ka].kind != DATE or db.tokens[kb].kind != DATE or not opposite_ends(ctx_a, ctx_b):
+        return False
+    return _word_before(da, ka) not in FROM_WORDS and _word_before(db, kb) not in FROM_WORDS
