@@ -105,6 +105,9 @@ def test_the_dates_of_the_two_ends_of_one_period_are_two_attributes() -> None:
     a = "Booking for the summer regatta opens on 2 March."
     b = "Booking for the summer regatta closes on 14 April."
     assert values_conflict(a, b) is None
+    # the rules' pairing keeps the two ends apart too
+    c = "The bird survey starts on Monday, 6 May 2024."
+    assert values_conflict(c, "The bird survey is expected to finish by Friday, 17 May 2024.", False) is None
     # near misses: one end on both sides keeps its shifted date, and "closes from" opens a closure
     assert patterns(b, "Booking for the summer regatta closes on 21 April.") == (DATE_SHIFTED,)
     c = "The east car park closes for resurfacing from 3 June 2026."
