@@ -8,7 +8,10 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   hyphenated name the other text states by its parts, "Basic-plan" / "the Basic plan", is stated); none
   where both sentences open with a numbered thing the other text lacks (``subjects.numbered_subjects``: "Bay 4
   reopens in March" / "Bay 9 reopens in May" speak of two bays) or with subjects whose words the other text does
-  not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"); its
+  not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"), where a
+  qualifier one text adds to all the other says scopes the value (``_qualified_scope``), between the dates of a
+  period's two ends (``ranges.period_ends``), for a date inside a span the other text states or a quantity the texts
+  split by its bounds (ranges.py); its
   feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
   "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's;
 * a value candidate of the class ``interval`` for a duration in one text against an "every" rate in the other
@@ -22,7 +25,9 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
 * a *polarity* candidate when the two texts' polarity parities (negations, negative polarity words, negating
   affixes) differ: a NEGATION_FLIP; not when the rules' subject test reads the flip's two sentences as two
   subjects (``subjects.other_subjects``: "Pupils in Form 5 may bring phones" / "Pupils in Form 2 may not bring
-  phones"); its feature ``narrowed_flip`` is ``narrowed`` read for the flip ("*Commercial* fishing boats").
+  phones"), each text states one of a pair of opposed qualifiers (``subjects.opposed``) or a noun both state is
+  narrowed by a modifier on each side (``narrowed``: "*Annual* parking permits" / "*Daily* parking permits"); its
+  feature ``narrowed_flip``, which weighed that last shape, is therefore always 0 (kept: the weights file's format).
 
 Each candidate carries integer or rounded features (docs/decisions/detector-learned.md lists them), so the learned
 score computed from them does not depend on the CPU.
@@ -53,10 +58,12 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned, derived
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
+from crp_core.stages.contradictions.ranges import bound_split, date_within_span, period_ends
 from crp_core.stages.contradictions.subjects import (
     apart_subjects,
     designator,
     numbered_subjects,
+    opposed,
     other_subjects,
     present,
     stated_by,
@@ -163,10 +170,17 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
         _value_candidate(da, db, scorer, vbase, ch, len(changed), given if ch[0] == "interval" else None)
         for ch in changed
     )
-    out = [c for c in values if c is not None and not numbered_subjects(da, db, c.diffs)]
+    out = [
+        c
+        for c in values
+        if c is not None
+        and not numbered_subjects(da, db, c.diffs)
+        and date_within_span(da, db, list(c.diffs))
+        and bound_split(da, db, list(c.diffs))
+    ]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
-    if flipped:
+    if flipped and not opposed(da, db) and not narrowed_nouns(da, db):
         polar = _polar_candidate(da, db, base, len(changed))
         if not (da.sentences and db.sentences) or other_subjects(da, db, list(polar.diffs)):
             out.append(polar)
@@ -299,7 +313,7 @@ def _value_candidate(
     va, vb = da.values[ua[0]], db.values[ub[0]]
     ta, tb = da.tokens[va.tok], db.tokens[vb.tok]
     diffs = list(given) if given is not None else value_diffs(ta, tb, da.text, db.text)
-    if not diffs:
+    if not diffs or period_ends(da, va.tok, va.ctx, db, vb.tok, vb.ctx):
         return None
     pats = tuple(sorted({d.pattern for d in diffs}))
     f = dict(base)
@@ -334,7 +348,17 @@ def _value_candidate(
     own_a, own_b = len(ca.bag - db.words), len(cb.bag - da.words)
     f["clause_own_min"] = float(min(2, own_a, own_b))
     f["clause_own_max"] = float(min(3, max(own_a, own_b)))
+    if _qualified_scope(f):
+        return None
     return Candidate(pats, tuple(diffs), f)
+
+
+def _qualified_scope(f: dict[str, float]) -> bool:
+    """One sentence on each side, the rules' clause alignment reads a qualifier one text states and the other
+    lacks (score -1), and one text has no word of its own, in the pair or in the value's clause: the other text
+    says all it says plus the qualifier ("Backups are kept for 30 days" / "Backups are kept for 90 days in the EU
+    region"), so its value is the qualified scope's, as the rules read it."""
+    return f["sents"] == 1.0 and f["clause_score"] == -1.0 and f["own_min"] == 0.0 and f["clause_own_min"] == 0.0
 
 
 # ------------------------------------------------------------------------------------------------

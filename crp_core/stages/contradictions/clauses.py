@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from crp_core.stages.contradictions.dates import weekday_dates
 from crp_core.stages.contradictions.lexer import Lexer
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
@@ -253,7 +254,7 @@ def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
-    toks = _compound_durations(signed_temperatures(Lexer(text).run(), text), text)
+    toks = weekday_dates(_compound_durations(signed_temperatures(Lexer(text).run(), text), text), text)
     return tuple(
         _merge_names(
             _attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(_demote_weak(toks))))),

@@ -274,3 +274,44 @@ class LexerBase:
             )
         )
         return j
+
+
+def weekday_dates(toks: list[Token], text: str) -> list[Token]:
+    """A single weekday right before a date, a comma between them allowed, is part of that date ("Saturday 14 June
+    2025", "Friday, 9 May"): one date whose readings carry the weekday. Read apart, the weekday was a value of its
+    own that stated any date on that weekday, so "Saturday 14 June 2025" / "21 June 2025" (a week later, a Saturday
+    too) paired the weekday with the other date and left the shifted day unread."""
+    out: list[Token] = []
+    k = 0
+    while k < len(toks):
+        t = toks[k]
+        j = k + 2 if k + 2 < len(toks) and toks[k + 1].text == "," else k + 1
+        nxt = toks[j] if j < len(toks) else None
+        if _one_weekday(t) and nxt is not None and nxt.kind == DATE and nxt.date is not None and not _one_weekday(nxt):
+            assert t.date is not None
+            day = t.date.readings[0][3]
+            readings = tuple((y, m, d, w or day) for y, m, d, w in nxt.date.readings)
+            out.append(
+                nxt._replace(
+                    text=text[t.start : nxt.end],
+                    start=t.start,
+                    date=DateValue(readings, nxt.date.bare_year),
+                    parts=(*t.parts, *nxt.parts),
+                )
+            )
+            k = j + 1
+            continue
+        out.append(t)
+        k += 1
+    return out
+
+
+def _one_weekday(t: Token) -> bool:
+    """A date token that is one weekday and nothing more ("Saturday")."""
+    return (
+        t.kind == DATE
+        and t.date is not None
+        and len(t.date.readings) == 1
+        and t.date.readings[0][:3] == (0, 0, 0)
+        and t.date.readings[0][3] > 0
+    )

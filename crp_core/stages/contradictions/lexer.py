@@ -95,6 +95,11 @@ _ACCESS_GROUPS = frozenset(["open"])
 #: words after "a week" that make it a duration: "a day before travel", "a week ahead", "a month beforehand"
 _DURATION_NEXT = frozenset(["before", "after", "ahead", "beforehand", "earlier", "later", "prior"])
 
+#: the prepositions of time after which a capitalised "May" is the month ("from May", "until May")
+_MONTH_BEFORE = frozenset(["from", "in", "until", "till", "since", "through", "during", "between", "before", "after"])
+#: the determiners after which "half" is a share of the noun phrase they open, as "half of" is ("half the adult
+#: rate", "half its original scale")
+_HALF_DETERMINERS = frozenset(["the", "its", "their", "our", "your", "his", "her"])
 #: the regex groups read as one identifier entity each
 IDENT_GROUPS = ("url", "email", "flag", "path", "ver", "ip")
 #: standards bodies: their code and a number name one standard ("EN 966", "ISO 9001", "BS 7671"), an entity, not a
@@ -273,8 +278,10 @@ class Lexer(ShareLexer):
             return half
         if low in VULGAR_FRACTIONS:  # "¾ cup": a number written as one character
             return self.number(i, VULGAR_FRACTIONS[low], "", r.start, r.end, i + 1)
-        if (low == "a" and nxt in FRACTION_PARTS and self.low(i + 2) == "of" and not self.time_after(i + 3)) or (
-            low == "half" and nxt == "of" and not self.time_after(i + 2)
+        if (
+            (low == "a" and nxt in FRACTION_PARTS and self.low(i + 2) == "of" and not self.time_after(i + 3))
+            or (low == "half" and nxt == "of" and not self.time_after(i + 2))
+            or self.half_determiner(i)
         ):
             bound, bstart = self.bound_before(i)
             end_j = i + 2 if low == "a" else i + 1
@@ -327,7 +334,7 @@ class Lexer(ShareLexer):
                 or (i > 0 and raw[i - 1].group in ("num", "numw"))
                 or self.low(i - 1) == "of"
             )
-            if (low in MONTHS and low != "may") or near_number:
+            if (low in MONTHS and low != "may") or near_number or self.month_may(i):
                 return self.month(i, month)
         if low.rstrip("s") in WEEKDAYS and s[0].isupper():
             return self.weekdays(i, WEEKDAYS[low.rstrip("s")])
@@ -514,6 +521,27 @@ class Lexer(ShareLexer):
         before = self.text[max(0, start - 1) : start]
         after = self.text[end : end + 1]
         return before == "`" or after == "`"
+
+    def month_may(self, i: int) -> bool:
+        """Is the capitalised "May" at raw ``i`` the month, after a preposition of time ("from May to September",
+        "closed in May") or before "to" / "until" and another month ("May to September")? Elsewhere it may be
+        the modal verb opening a sentence."""
+        if self.low(i) != "may":
+            return False
+        if self.low(i - 1) in _MONTH_BEFORE:
+            return True
+        return self.low(i + 1) in ("to", "until", "through", "till") and self.low(i + 2) in MONTHS
+
+    def half_determiner(self, i: int) -> bool:
+        """Is raw ``i`` a "half" right before a determiner and the noun it opens, a share of that noun's amount
+        ("pay half the adult rate", "half its original scale")? Not before a time ("half the day", "half the
+        time": a duration or an idiom of frequency)."""
+        if self.low(i) != "half" or self.low(i + 1) not in _HALF_DETERMINERS:
+            return False
+        nxt = self.low(i + 2)
+        return (
+            nxt != "time" and not self.time_after(i + 2) and i + 2 < len(self.raw) and self.raw[i + 2].group == "word"
+        )
 
     def named_code(self, i: int) -> bool:
         """Is the quarter- or half-shaped code at raw ``i`` the name of a thing, right after the noun it names ("stand

@@ -17,9 +17,14 @@ from crp_core.stages.contradictions.tokens import Token
 ORDER_WORDS = frozenset(["respectively", "order", "ranked", "first", "second", "then", "followed"])
 
 Unit = tuple[str, str]
+#: the words that join the last two items of a list, compared as written wherever the lexer put them
+_JOINS = frozenset(["and", "or"])
 
 
 def _unit(t: Token) -> Unit:
+    low = t.text.lower()
+    if low in _JOINS:
+        return ("join", low)  # the lexer reads "and" as a clause break or a word by its neighbours
     if t.kind in (NUMBER, DATE, ENTITY):
         return (t.kind, t.text.lower())
     return (t.kind, t.key)

@@ -48,6 +48,9 @@ from crp_core.stages.contradictions.tokens import (
 #: a unit symbol that means another unit after a space than glued to its number ("5m" is five minutes,
 #: "3 m long" three metres)
 SPACED_ONLY = {"m": "metre"}
+#: "N times" or "twice" before these is a multiplier: a comparative, or a determiner of the thing multiplied ("four
+#: times their resting length", "twice its weight")
+MULTIPLIER_NEXT = COMPARATIVE_NEXT | {"their", "its", "our", "your", "his", "her"}
 #: the dimensions a fraction in words divides ("half an hour", "three-quarters of an inch", "a quarter of a mile")
 HALVED_DIMS = frozenset(["time", "cal", "mass", "volume", "length", "energy"])
 #: a power word before a unit of length: an area or a volume ("12 square metres", "250 cubic metres", "100 sq ft")
@@ -217,7 +220,7 @@ class NumberLexer(LexerBase):
             return j + 1
         if w == "times" and self.adjacent(j, end, " "):
             nxt = self.low(j + 1)
-            if nxt in COMPARATIVE_NEXT or (nxt.endswith("er") and len(nxt) > 4 and nxt not in FUNCTION_WORDS):
+            if nxt in MULTIPLIER_NEXT or (nxt.endswith("er") and len(nxt) > 4 and nxt not in FUNCTION_WORDS):
                 self.push_qty(start, raw[j].end, Quantity("x", "x", v, 1.0, exact, exact_reading(v), -1, bound, bstart))
                 return j + 1
             q = Quantity("times", "times", base, scale, exact, exact_reading(v), -1, bound, bstart)
@@ -570,7 +573,7 @@ class NumberLexer(LexerBase):
         r = self.raw[i]
         nxt = self.low(i + 1)
         bound, bstart = self.bound_before(i)
-        if low in MULT_WORDS and (low not in TIMES_WORDS or nxt in COMPARATIVE_NEXT or nxt.endswith("er")):
+        if low in MULT_WORDS and (low not in TIMES_WORDS or nxt in MULTIPLIER_NEXT or nxt.endswith("er")):
             v = MULT_WORDS[low]
             self.push_qty(r.start, r.end, Quantity("x", "x", v, 1.0, "", exact_reading(v), -1, bound, bstart))
             return i + 1

@@ -366,14 +366,20 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for t in analyse(text).tokens for w in _LETTERS.findall(t.text.lower()))
 
 
-def opposed_qualifiers(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
-    """Leave out the changed values of two texts that each state one of a pair of opposed qualifiers and not the
-    other ("Half-day treks cost $95" / "Full-day treks cost $160"): the values of two kinds of one thing. A text
-    that states both (a swap: "Adult tickets cost £14 and child tickets £9") keeps its diffs, and so does a
-    changed name or flip."""
+def opposed(da: Doc, db: Doc) -> bool:
+    """Does each text state one of a pair of opposed qualifiers and not the other ("Junior members ..." / "Senior
+    members ...")? Then the texts speak of two kinds of one thing."""
     wa, wb = _stems(da.text), _stems(db.text)
-    if not any(
+    return any(
         (x in wa) != (x in wb) and (y in wa) != (y in wb) and (x in wa) != (y in wa) for x, y in OPPOSED_QUALIFIERS
-    ):
+    )
+
+
+def opposed_qualifiers(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
+    """Leave out the changed values and flips of two texts that each state one of a pair of opposed qualifiers and
+    not the other ("Half-day treks cost $95" / "Full-day treks cost $160"; "Juniors may not enter the final" /
+    "Seniors may enter the final"): the values and the permissions of two kinds of one thing. A text that states
+    both (a swap: "Adult tickets cost £14 and child tickets £9") keeps its diffs, and so does a changed name."""
+    if not opposed(da, db):
         return diffs
-    return [d for d in diffs if d.pattern not in _VALUE_PATTERNS]
+    return [d for d in diffs if d.pattern not in _VALUE_PATTERNS and d.pattern != NEGATION_FLIP]

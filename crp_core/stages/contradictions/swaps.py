@@ -22,7 +22,7 @@ from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.subjects import designator
 from crp_core.stages.contradictions.tokens import Quantity, Token, word_key
 
-__all__ = ["SWAPS_MAX", "SWAP_KEYS_MAX", "Swap", "segments", "swap_diffs", "swap_pattern", "swaps"]
+__all__ = ["SWAPS_MAX", "SWAP_KEYS_MAX", "Swap", "dates_as_labels", "segments", "swap_diffs", "swap_pattern", "swaps"]
 
 #: words that join two statements of one sentence ("£5 for buses and £8 for trains")
 _JOINERS = frozenset(["and", "while", "whereas", "but"])
@@ -157,9 +157,40 @@ def swap_diffs(da: Doc, db: Doc, swap: Swap, pattern: str) -> tuple[ValueDiff, .
     u1, u2, v1, v2 = swap
     if (v1[:1] in "#@" and u1[:1] not in "#@" and not _named_number(da, v1)) or _named_number(da, u1):
         u1, u2, v1, v2 = v1, v2, u1, u2  # the amounts were the labels: keep them as the changed items
+    return _crossed(da, db, u1, u2, pattern)
+
+
+def _crossed(da: Doc, db: Doc, u1: str, u2: str, pattern: str) -> tuple[ValueDiff, ...]:
+    """The two changed pairs of two crossed items: under the label of each item in text a, the item b states."""
     sa, sb = segments(da.text), segments(db.text)
     out = []
     for x, y in ((u1, u2), (u2, u1)):  # under the label of x in a, text b states y
         ta, tb = da.tokens[sa[x][1]], db.tokens[sb[y][1]]
         out.append(ValueDiff(pattern, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
     return tuple(out)
+
+
+def _dates_in_place(diffs: list[ValueDiff]) -> bool:
+    """Are the diffs two shifted dates crossed between the texts ("Monday" / "Wednesday" and "Wednesday" /
+    "Monday") that both texts state in one order, each in its own place?"""
+    if len(diffs) != 2 or any(d.pattern != DATE_SHIFTED for d in diffs):
+        return False
+    d1, d2 = diffs
+    if d1.tokens_a != d2.tokens_b or d1.tokens_b != d2.tokens_a:
+        return False
+    # date x stands at d1.span_a in a and at d2.span_b in b; date y at d2.span_a in a and at d1.span_b in b
+    return (d1.span_a < d2.span_a) == (d2.span_b < d1.span_b)
+
+
+def dates_as_labels(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
+    """Two dates that keep their places while the words or names beside them cross ("Dr Okafor runs the Monday
+    clinic and Dr Lindqvist the Wednesday clinic" / "Dr Lindqvist runs the Monday clinic and Dr Okafor the
+    Wednesday clinic") label the slots; the crossed names are the changed values, an ENTITY_SUBSTITUTED (SPEC-005
+    §5.3). The value pairing reads the swap the other way round (each date paired by its neighbours' words): its
+    two shifted dates give way to the two substituted names. Any other diffs are returned as they are."""
+    if not _dates_in_place(diffs):
+        return diffs
+    for u1, u2, v1, v2 in swaps(da, db):
+        if u1[:1] not in "#@" and u2[:1] not in "#@" and v1[:1] == "@" and v2[:1] == "@":
+            return list(_crossed(da, db, u1, u2, ENTITY_SUBSTITUTED))
+    return diffs

@@ -18,6 +18,7 @@ from crp_core.stages.contradictions.clauses import Doc, analyse, days_disjoint
 from crp_core.stages.contradictions.lexicon import ENTITY, NUMBER_CHANGED, PAIR_MAX_CLAUSES, PAIR_MAX_VALUES, WORD
 from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.memos import text_memo
+from crp_core.stages.contradictions.ranges import period_ends
 from crp_core.stages.contradictions.subjects import designator, equal_pair, present, stated_by
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import opposite_extremes, value_diffs
@@ -177,8 +178,8 @@ def _one_statement(da: Doc, db: Doc, xy: tuple[int, int], names: frozenset[str],
     sa, sb = da.sentences[ca.sent], db.sentences[cb.sent]
     if da.sent_shape[ca.sent][1] != db.sent_shape[cb.sent][1]:
         return False  # a denial against an assertion: a condition, not a changed value
-    if opposite_extremes(va.ctx, vb.ctx):
-        return False  # the two ends of a range: "The minimum age is 14" / "The maximum age is 17"
+    if opposite_extremes(va.ctx, vb.ctx) or period_ends(da, va.tok, va.ctx, db, vb.tok, vb.ctx):
+        return False  # the two ends of a range ("The minimum age is 14" / "The maximum age is 17") or of a period
     if (
         sa.owner
         and sb.owner

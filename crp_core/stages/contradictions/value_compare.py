@@ -30,6 +30,21 @@ def opposite_extremes(ctx_a: frozenset[str], ctx_b: frozenset[str]) -> bool:
     return len(ends_a) == len(ends_b) == 1 and ends_a != ends_b
 
 
+#: the verbs that name one end of a period, as context keys (synonyms folded: "opens", "begins" are "start";
+#: "ends", "ceases" are "stop"; "finishes" is "complet")
+PERIOD_ENDS = {"start": -1, "stop": 1, "clos": 1, "complet": 1}
+
+
+def opposite_ends(ctx_a: frozenset[str], ctx_b: frozenset[str]) -> bool:
+    """Does one context name the start of a period and the other its end, neither both ("Registration opens on 1
+    March" / "Registration closes on 30 April")? Then the two dates are the period's two ends, two attributes."""
+    if ctx_a.isdisjoint(PERIOD_ENDS) or ctx_b.isdisjoint(PERIOD_ENDS):
+        return False
+    ends_a = {PERIOD_ENDS[w] for w in ctx_a if w in PERIOD_ENDS}
+    ends_b = {PERIOD_ENDS[w] for w in ctx_b if w in PERIOD_ENDS}
+    return len(ends_a) == len(ends_b) == 1 and ends_a != ends_b
+
+
 def _close(x: float, y: float) -> bool:
     return x == y or abs(x - y) <= 1e-9 * max(abs(x), abs(y))
 
@@ -102,11 +117,34 @@ def _quantity_pattern(p: Quantity, q: Quantity) -> str:
     return NUMBER_CHANGED
 
 
+#: the words after a percentage that make it the part taken off a whole ("60% less than the fee", "10% below its
+#: weight"), so that the whole's share left is 100 less that percentage
+LESS_AFTER = ("less than ", "lower than ", "cheaper than ", "below ", "under ")
+
+
+def _after(text: str, t: Token) -> str:
+    return text[t.end : t.end + 16].lower().lstrip()
+
+
+def complement_share(ta: Token, tb: Token, text_a: str, text_b: str) -> bool:
+    """Is one percentage the part taken off a whole ("pay 60% less than the standard fee") and the other the share
+    of that whole left ("pay 40% of the standard fee"), one value in two forms (SPEC-005 §5.3: no change)?"""
+    p, q = ta.qty, tb.qty
+    if p is None or q is None or p.dim != "pct" or q.dim != "pct":
+        return False
+    after_a, after_b = _after(text_a, ta), _after(text_b, tb)
+    if after_a.startswith(LESS_AFTER) and after_b.startswith("of "):
+        return _close(100.0 - p.base * p.scale, q.base * q.scale)
+    if after_b.startswith(LESS_AFTER) and after_a.startswith("of "):
+        return _close(100.0 - q.base * q.scale, p.base * p.scale)
+    return False
+
+
 def value_diffs(ta: Token, tb: Token, text_a: str, text_b: str) -> list[ValueDiff]:
     """The diffs of two paired values that differ (or whose bounds are reversed)."""
     out: list[ValueDiff] = []
     if ta.qty is not None and tb.qty is not None:
-        if not _same_quantity(ta.qty, tb.qty):
+        if not _same_quantity(ta.qty, tb.qty) and not complement_share(ta, tb, text_a, text_b):
             pattern = _quantity_pattern(ta.qty, tb.qty)
             out.append(ValueDiff(pattern, (ta.text,), (tb.text,), (ta.start, ta.end), (tb.start, tb.end)))
         if ta.qty.bound * tb.qty.bound < 0:  # "at least 6 months" / "at most 6 months"

@@ -60,8 +60,10 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned
 from crp_core.stages.contradictions.memos import TEXT_MEMO_SIZE, text_memo
+from crp_core.stages.contradictions.modifiers import narrowed_nouns
 from crp_core.stages.contradictions.orders import list_reorder, reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
+from crp_core.stages.contradictions.ranges import bound_split, date_within_span, period_ends
 from crp_core.stages.contradictions.subjects import (
     designator,
     equal_pair,
@@ -70,6 +72,7 @@ from crp_core.stages.contradictions.subjects import (
     present,
     stated_by,
 )
+from crp_core.stages.contradictions.swaps import dates_as_labels
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.typed import typed_diffs
 from crp_core.stages.contradictions.value_compare import opposite_extremes, value_diffs
@@ -229,6 +232,8 @@ def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: l
                 continue
             if p.value_score(va.clause, vb.clause) < 0 or opposite_extremes(ctx_a, vb.ctx):
                 continue
+            if period_ends(p.da, va.tok, ctx_a, p.db, vb.tok, vb.ctx):
+                continue  # the start and the end of one period: two attributes
             s = p.context_overlap(ctx_a, vb.ctx)
             if s < ALIGN_MIN:
                 continue
@@ -322,7 +327,11 @@ def _loose_candidates(p: _Pair, used_a: set[int], used_b: set[int], out: list[_C
                 oa, ob = da.sentences[sa].owner, db.sentences[sb].owner
                 if oa and ob and oa != ob and not present(oa, db) and not present(ob, da):
                     continue  # two subjects: "pip 24.0 requires ..." / "pip 24.1 requires ..."
-                if days_disjoint(da, sa, db, sb) or opposite_extremes(va.ctx, vb.ctx):
+                if (
+                    days_disjoint(da, sa, db, sb)
+                    or opposite_extremes(va.ctx, vb.ctx)
+                    or period_ends(da, va.tok, va.ctx, db, vb.tok, vb.ctx)
+                ):
                     continue  # two scopes of weekdays ("until 11pm on Fridays" / "until 10pm Sunday to Thursday"),
                     # the two ends of a range ("The minimum age is 14" / "The maximum age is 17")
                 if aligned(da.sentences[sa], db.sentences[sb], da.loose_words, db.loose_words, drop):
@@ -507,6 +516,9 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
         diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
         diffs = opposed_qualifiers(da, db, other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)]))
+        diffs = bound_split(da, db, date_within_span(da, db, dates_as_labels(da, db, diffs)))
+        if narrowed_nouns(da, db):  # two kinds, each named by a modifier of its own: their permissions may differ
+            diffs = [d for d in diffs if d.pattern != NEGATION_FLIP]
     if not diffs:
         # the rules found nothing: the learned comparison reads the same analysis and clause alignment
         return learned_conflict(da, db, p) if learned else None

@@ -132,7 +132,7 @@ def test_the_log_ratio_of_two_values_of_one_dimension_is_read_across_their_units
     (cand,) = learned_candidates(PONIES, "Ponies start light work at 200 weeks of age.")
     assert cand.features["log_ratio"] == 0.5
     # near miss: one unit, as before: 25 / 20 = 1.25, |log10 1.25| = 0.10 -> 0
-    (cand,) = learned_candidates(PONIES, "Ponies are retired from riding school work at 25 years of age.")
+    (cand,) = learned_candidates(PONIES, "Ponies stop riding work at 25 years of age.")
     assert cand.features.get("log_ratio", 0.0) == 0.0
 
 
