@@ -81,8 +81,9 @@ if TYPE_CHECKING:
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
     from crp_core.decisions import (
         MARKABLE_STATUSES, MAX_NOTE_CHARS, REVERT, Decision, DecisionError, DecisionSet, StaleDecisionError,
-        TriageStoreError, TriageStoreUnavailable, carried_decisions, normalise_operator, pair_key, split_pair_key
+        TriageStoreError, TriageStoreUnavailable, normalise_operator, pair_key, split_pair_key
     )
+    from crp_core.carried import carried_decisions
     from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
     from crp_core.errors import (
         CKFError, ConfigError, CRPError, DetectorWeightsError, EmbeddingModelMismatch, Problem, ScenarioError,
@@ -208,7 +209,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "crp_core.config": ("SOURCE_TYPES", "STATUSES", "CRPConfig", "SourceTable", "layered_config"),
     "crp_core.corpus.embedding": ("MODEL_ID", "Embedder", "MiniLMEmbedder"),
     "crp_core.corpus.prepared": ("Corpus", "ScenarioVectors", "embed_scenario", "prepare_corpus"),
-    "crp_core.decisions": ("Decision", "DecisionSet", "carried_decisions"),
+    "crp_core.decisions": ("Decision", "DecisionSet"),
+    "crp_core.carried": ("carried_decisions",),
     "crp_core.engines": ("ENGINES", "EmbedRun", "embed_kb", "scan_with_engine"),
     "crp_core.errors": (
         "CKFError",

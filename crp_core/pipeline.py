@@ -15,10 +15,11 @@ from typing import cast
 
 import numpy as np
 
+from crp_core.carried import with_carried_decisions
 from crp_core.config import CRPConfig, layered_config
 from crp_core.corpus.embedding import Embedder
 from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario
-from crp_core.decisions import Decisions, with_carried_decisions
+from crp_core.decisions import Decisions
 from crp_core.factors.coverage import CoverageSet
 from crp_core.factors.ngram import NGram, build_blacklist
 from crp_core.factors.recency import FactAttributes, concat_recency, fact_attributes

@@ -20,9 +20,10 @@ import numpy as np
 
 from crp_core.analysis.scan_check import Found, check_candidates
 from crp_core.analysis.scan_search import TILE_ELEMENTS, centroid_blocks, estimated_products, hits, pruned_pairs
+from crp_core.carried import with_carried_decisions
 from crp_core.config import CRPConfig
 from crp_core.corpus.index import QUERY_THREADS
-from crp_core.decisions import Decisions, with_carried_decisions
+from crp_core.decisions import Decisions
 from crp_core.factors.recency import RecencyTable
 from crp_core.records import Authority, ConflictPair
 from crp_core.stages.contradictions.arbitration import AUTHORITY_DECIMALS, arbitrate, decision_for

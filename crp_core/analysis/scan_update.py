@@ -35,8 +35,9 @@ from types import MappingProxyType
 import numpy as np
 
 from crp_core.analysis.scan import ConflictScan, ScanSource, count_patterns, ruling, scan_timings, triage_order
+from crp_core.carried import with_carried_decisions
 from crp_core.config import CRPConfig
-from crp_core.decisions import Decisions, DecisionSet, pair_key, with_carried_decisions
+from crp_core.decisions import Decisions, DecisionSet, pair_key
 from crp_core.factors.recency import RecencyTable, compute_recency
 from crp_core.model import KnowledgeBase
 from crp_core.records import ConflictPair

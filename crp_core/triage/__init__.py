@@ -7,6 +7,7 @@ operators judged it (:mod:`crp_core.triage.quality`). The decision model itself 
 :mod:`crp_core.decisions` (stage 4 reads it); its names are re-exported here, the triage workflow's
 public face."""
 
+from crp_core.carried import carried_decisions
 from crp_core.decisions import (
     COLUMNS,
     KINDS,
@@ -21,7 +22,6 @@ from crp_core.decisions import (
     StaleDecisionError,
     TriageStoreError,
     TriageStoreUnavailable,
-    carried_decisions,
     normalise_operator,
     pair_key,
     split_pair_key,

@@ -18,16 +18,17 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from crp_core.config import NEVER_RETRIEVED
-from crp_core.decisions import (
+from crp_core.decisions import Decision, DecisionSet, split_pair_key
+from crp_core.errors import CRPError
+from crp_core.model import (
     META_SUPERSEDED_BY,
+    META_SUPERSEDED_BY_ORIGIN,
     META_TRIAGE,
     META_TRIAGE_HISTORY,
-    Decision,
-    DecisionSet,
-    split_pair_key,
+    ORIGIN_OPERATOR,
+    Fact,
+    KnowledgeBase,
 )
-from crp_core.errors import CRPError
-from crp_core.model import META_SUPERSEDED_BY_ORIGIN, ORIGIN_OPERATOR, Fact, KnowledgeBase
 from crp_core.report import dumps, plain
 
 if TYPE_CHECKING:

@@ -31,11 +31,12 @@ from types import MappingProxyType
 from typing import Any
 
 from crp_core.config import NEVER_RETRIEVED
-from crp_core.decisions import META_SUPERSEDED_BY, Decision, DecisionSet, split_pair_key
+from crp_core.decisions import Decision, DecisionSet, split_pair_key
 from crp_core.io.ckf.sdk_facts import EVENT_ORIGIN
 from crp_core.io.ckf.sdk_write import SdkEvent, SdkWritten, sdk_fact, write_sdk_snapshot
 from crp_core.io.timeparse import parse_timestamp
 from crp_core.model import (
+    META_SUPERSEDED_BY,
     META_SUPERSEDED_BY_ORIGIN,
     ORIGIN_OPERATOR,
     Fact,

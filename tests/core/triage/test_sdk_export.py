@@ -387,8 +387,8 @@ def test_the_cli_ckf_export_of_a_snapshot_keeps_its_edges(store, tmp_path, capsy
 # ---- a decision's origin is kept: a re-scan never credits the SDK -------------------------------
 def _pair(kb, a: str, b: str):
     """The pair as the whole-CKF scan arbitrates it: authorities as loaded, the decision the file carries."""
+    from crp_core.carried import with_carried_decisions
     from crp_core.config import CRPConfig
-    from crp_core.decisions import with_carried_decisions
     from crp_core.factors.recency import fact_attributes
     from crp_core.records import ConflictPair, ValueConflict
     from crp_core.stages.contradictions import arbitrate, authority_of
