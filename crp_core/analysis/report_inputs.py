@@ -146,8 +146,11 @@ def reproduce_command(  # noqa: PLR0913  one argument per flag of crp-inspect re
     triage_db: str | None = None,
     fanout_width: int | None = None,
     out: str = "report.html",
+    no_triage_db: bool = False,
 ) -> str:
-    """The ``crp-inspect report`` command line that writes the same report (each argument shell-quoted)."""
+    """The ``crp-inspect report`` command line that writes the same report (each argument shell-quoted);
+    ``no_triage_db``: the report ran with no operator decision, so the command says ``--no-triage-db`` (else a
+    store found later would apply its decisions and write another report)."""
     argv = ["crp-inspect", "report", "--ckf", ckf]
     argv += ["--scenario", scenario] if scenario else ["--suite", *suite]
     if config_file:
@@ -158,6 +161,8 @@ def reproduce_command(  # noqa: PLR0913  one argument per flag of crp-inspect re
         argv += ["--now", now]
     if triage_db:
         argv += ["--triage-db", triage_db]
+    elif no_triage_db:
+        argv.append("--no-triage-db")
     if fanout_width is not None:
         argv += ["--width", str(fanout_width)]
     argv += ["--out", out]

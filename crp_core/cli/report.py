@@ -25,7 +25,7 @@ from crp_core.cli.common import (
     now_arg,
     write_output,
 )
-from crp_core.cli.operator_decisions import add_triage_db_args, operator_decisions, with_decisions
+from crp_core.cli.operator_decisions import add_triage_db_args, decisions_line, operator_decisions, with_decisions
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
 
@@ -114,6 +114,7 @@ def report_inputs_of(
         config_file=args.config,
         now=args.now,
         triage_db=db,
+        no_triage_db=db is None,
         fanout_width=args.width,
         out=args.out,
     )
@@ -174,4 +175,5 @@ def _handle(args: argparse.Namespace) -> int:
         )
     write_output(out, html, "--out")
     print(f"report written: {out} ({len(entries)} scenario(s), {len(html.encode()):,} bytes)", file=sys.stderr)
+    sys.stderr.write(decisions_line(od))
     return 0

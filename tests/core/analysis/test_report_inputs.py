@@ -66,6 +66,11 @@ def test_reproduce_command_quotes_every_argument():
         reproduce_command("kb.jsonl", scenario="s.json")
         == "crp-inspect report --ckf kb.jsonl --scenario s.json --out report.html"
     )
+    # a report run with no operator decision says so, so a store found later does not change it
+    assert (
+        reproduce_command("kb.jsonl", scenario="s.json", no_triage_db=True)
+        == "crp-inspect report --ckf kb.jsonl --scenario s.json --no-triage-db --out report.html"
+    )
 
 
 def test_set_args_for_rebuild_the_same_config_exactly():

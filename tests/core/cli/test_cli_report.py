@@ -40,7 +40,7 @@ def test_one_scenario_report_carries_its_inputs_and_command(files, tmp_path, cap
     assert re.search(r"fingerprint [0-9a-f]{64}", text)
     assert "ttl_days.news 30 60" in text  # key, default, this report
     command = re.search(r"Written again, from the same files, by: (crp-inspect report .*?\.html)", text).group(1)
-    assert shlex.split(command)[1:] == [*argv, "--out", str(out)]
+    assert shlex.split(command)[1:] == [*argv, "--no-triage-db", "--out", str(out)]  # no store: none later either
     # the command writes the same report again (the generation minute aside)
     again = tmp_path / "again.html"
     assert main([*shlex.split(command)[1:-1], str(again)]) == 0
@@ -62,6 +62,7 @@ def test_operator_decision_is_stated_as_a_persons_not_the_algorithms(files, tmp_
     monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(db))
     out = tmp_path / "r.html"
     assert main(["report", "--ckf", str(ckf), "--scenario", str(suite / "s1.json"), "--out", str(out)]) == 0
+    assert f"operator decisions: 1 in force from {db}\n" in capsys.readouterr().err  # the text output names it
     raw, text = out.read_text(), _text(out)
     assert "Decisions taken by people" in text
     assert "#1 A | B override: B wins changed this context alice (operator, cli)" in text
