@@ -227,6 +227,7 @@ def test_an_empty_search_clears_the_selected_fact(ui_env):
     fid = exp.envelope.order[0].fact_id
     at = run_page("breakdown", params={"fact": fid})
     assert widget(at, "selectbox", K + "pick.").value == fid
+    assert len(frames_with_cdr_steps(at)) == 1  # the selected fact's detail, before the search clears it
     widget(at, "text_input", K + "text").set_value("no fact has this text zzzq").run()
     assert not at.exception
     assert any("No scored fact matches these filters" in i.value for i in at.info)
@@ -240,7 +241,8 @@ def test_an_empty_search_clears_the_selected_fact(ui_env):
 
 
 def frames_with_cdr_steps(at):
-    return [d for d in at.dataframe if "running_product" in d.value.columns]
+    """The selected fact's CDR step table (a static table: its formula labels wrap whole)."""
+    return [t for t in at.table if "running product" in t.value.columns]
 
 
 def _recency_figure(at):
