@@ -502,3 +502,10 @@ class DecisionSet:
 #: operator decisions handed to stage 4: the :class:`DecisionSet` in force, or a plain mapping of
 #: pair key -> ``{"kind", "winner"}``
 Decisions = DecisionSet | Mapping[str, Mapping[str, Any]] | None
+
+
+def pair_decision_map(decisions: Decisions) -> Mapping[str, Mapping[str, Any]]:
+    """Pair key -> ``{"kind", "winner"}`` of ``decisions``, whichever form it is given in (empty for None)."""
+    if decisions is None:
+        return {}
+    return decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions

@@ -37,7 +37,7 @@ import numpy as np
 from crp_core.analysis.scan import ConflictScan, ScanSource, count_patterns, ruling, scan_timings, triage_order
 from crp_core.carried import with_carried_decisions
 from crp_core.config import CRPConfig
-from crp_core.decisions import Decisions, DecisionSet, pair_key
+from crp_core.decisions import Decisions, pair_decision_map, pair_key
 from crp_core.factors.recency import RecencyTable, compute_recency
 from crp_core.model import KnowledgeBase
 from crp_core.records import ConflictPair
@@ -86,12 +86,6 @@ class ScanUpdate:
     changed: tuple[str, ...]
 
 
-def _pair_map(decisions: Decisions) -> Mapping[str, Mapping[str, object]]:
-    if decisions is None:
-        return {}
-    return decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
-
-
 def _ruling(d: Mapping[str, object] | None) -> tuple[object, object]:
     return (None, None) if d is None else (d.get("kind"), d.get("winner"))
 
@@ -101,7 +95,7 @@ def decision_change(before: Decisions, after: Decisions, kb: KnowledgeBase | Non
     ``kb``'s carried decisions underneath (what :func:`~crp_core.analysis.scan.arbitrate_checked` reads)."""
     if kb is not None:
         before, after = with_carried_decisions(kb, before), with_carried_decisions(kb, after)
-    old, new = _pair_map(before), _pair_map(after)
+    old, new = pair_decision_map(before), pair_decision_map(after)
     if old is new:
         return DecisionChange(MappingProxyType({}))
     changed: dict[str, Mapping[str, object] | None] = {}

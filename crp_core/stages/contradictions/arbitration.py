@@ -4,13 +4,14 @@ both behind a NOTE block, an operator decision dismisses or overrides (its audit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from crp_core.config import CRPConfig
-from crp_core.decisions import Decisions, DecisionSet, pair_key, split_pair_key
+from crp_core.decisions import Decisions, pair_decision_map, pair_key, split_pair_key
 from crp_core.model import Fact
 from crp_core.records import Authority, ConflictPair, Resolution
 from crp_core.stages.tie_groups import note_block
@@ -22,7 +23,7 @@ AUTHORITY_DECIMALS = 12
 
 def decision_for(decisions: Decisions, a: str, b: str) -> tuple[str | None, str | None]:
     """(kind, winner) of the operator decision on {a, b}, or (None, None)."""
-    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
+    pairs = pair_decision_map(decisions)
     if not pairs:
         return None, None
     d = pairs.get(pair_key(a, b))
@@ -54,8 +55,7 @@ class Arbitration:
 
 def has_pair_decisions(decisions: Decisions) -> bool:
     """Whether ``decisions`` holds any pair decision (else :func:`decision_for` is (None, None) for every pair)."""
-    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
-    return bool(pairs)
+    return bool(pair_decision_map(decisions))
 
 
 #: the decisions that say a pair conflicts: an operator's accept (authority decides) or override (they decide)
@@ -67,24 +67,22 @@ def asserted_pairs(ids: list[str], decisions: Decisions) -> list[tuple[int, int]
     or overrode: a conflict by their word, whatever the cosine or the detector says (stage 4 arbitrates it,
     docs/decisions/triage.md "A decided pair is a conflict"). Reads whichever is fewer, the decisions or the
     pairs of ``ids``."""
-    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
+    pairs = pair_decision_map(decisions)
     if not pairs:
         return []
     pos = {fid: p for p, fid in enumerate(ids)}
     n = len(ids)
     if len(pairs) <= n * (n - 1) // 2:
-        found = ((pos.get(a), pos.get(b)) for a, b in map(split_pair_key, _asserted_keys(pairs)))
+        keys = [k for k, d in pairs.items() if d.get("kind") in ASSERTING_KINDS]
+        found = ((pos.get(a), pos.get(b)) for a, b in map(split_pair_key, keys))
         return sorted((min(p, q), max(p, q)) for p, q in found if p is not None and q is not None)
-    return [
-        (p, q)
-        for p in range(n)
-        for q in range(p + 1, n)
-        if (d := pairs.get(pair_key(ids[p], ids[q]))) is not None and d.get("kind") in ASSERTING_KINDS
-    ]
+    return [(p, q) for p in range(n) for q in range(p + 1, n) if asserts(pairs, ids[p], ids[q])]
 
 
-def _asserted_keys(pairs: Any) -> list[str]:
-    return [k for k, d in pairs.items() if d.get("kind") in ASSERTING_KINDS]
+def asserts(pairs: Mapping[str, Mapping[str, Any]], a: str, b: str) -> bool:
+    """Whether an operator accepted or overrode the pair {a, b} (``pairs``: :func:`pair_decision_map`'s)."""
+    d = pairs.get(pair_key(a, b))
+    return d is not None and d.get("kind") in ASSERTING_KINDS
 
 
 #: one pair's arbitration as plain values: (kept ids, suppressed id or None, tied, decision applied)

@@ -14,9 +14,9 @@ import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
-from crp_core.decisions import Decisions, DecisionSet, pair_key
+from crp_core.decisions import Decisions, pair_decision_map
 from crp_core.stages.bits import row_bits
-from crp_core.stages.contradictions.arbitration import ASSERTING_KINDS
+from crp_core.stages.contradictions.arbitration import asserts
 from crp_core.stages.contradictions.values import values_conflict
 from crp_core.stages.near_duplicates import COSINE_SLACK
 
@@ -41,7 +41,7 @@ def backfill_slots(
     retrievable = np.asarray(corpus.retrievable, dtype=bool)
     pool = np.asarray(ranked_pool, dtype=np.int64).reshape(-1)
     screen = BackfillScreen(np.asarray(corpus.vectors, dtype=np.float32), pool, kept_rows, config)
-    pairs = decisions.pair_decisions if isinstance(decisions, DecisionSet) else decisions
+    pairs = pair_decision_map(decisions)
     cursor = 0
     for loser in freed:
         while cursor < pool.size:
@@ -58,16 +58,12 @@ def backfill_slots(
     return backfilled
 
 
-def decided_against(pairs: Mapping[str, Mapping[str, Any]] | None, kb: Any, c: int, kept_rows: list[int]) -> bool:
+def decided_against(pairs: Mapping[str, Mapping[str, Any]], kb: Any, c: int, kept_rows: list[int]) -> bool:
     """Whether an operator accepted or overrode a pair of fact row ``c`` and a kept row."""
     if not pairs:
         return False
     facts, cid = kb.facts, kb.facts[c].fact_id
-    for r in kept_rows:
-        d = pairs.get(pair_key(cid, facts[r].fact_id))
-        if d is not None and d.get("kind") in ASSERTING_KINDS:
-            return True
-    return False
+    return any(asserts(pairs, cid, facts[r].fact_id) for r in kept_rows)
 
 
 #: pool rows screened per product
