@@ -270,7 +270,7 @@ def _print_verdict(
         f"suite {visible(inp.prepared.suite.source)}: {len(inp.prepared.suite)} scenario(s) over "
         f"{visible(inp.kb.source)} ({len(inp.kb)} facts)\n"
     )
-    out(decisions_line(inp.decisions))
+    out(decisions_line(decisions_doc(inp.decisions)))
     out("\n")
     out(metrics_table(metrics) + "\n\n")
     for note in verdict.notes:

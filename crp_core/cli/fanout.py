@@ -21,10 +21,15 @@ from crp_core.cli.common import (
     add_input_args,
     input_source_map,
     load_input_ckf,
-    visible,
     warn_clamps,
 )
-from crp_core.cli.operator_decisions import add_triage_db_args, decisions_doc, operator_decisions, with_decisions
+from crp_core.cli.operator_decisions import (
+    add_triage_db_args,
+    decisions_doc,
+    decisions_line,
+    operator_decisions,
+    with_decisions,
+)
 from crp_core.config import CRPConfig, layered_config
 from crp_core.errors import Problem, ScenarioError
 
@@ -126,9 +131,9 @@ def render_summary(report: dict[str, Any]) -> str:
         f"ResidualSet ({len(report['residual_set'])}): {', '.join(report['residual_set']) or '-'}"
         f"   addressed: {', '.join(report['addressed']) or '-'}",
     ]
-    od = report.get("operator_decisions") or {}
-    if od.get("store") is not None:
-        lines.append(f"operator decisions: {od['in_force']} in force from {visible(str(od['store']))}")
+    said = decisions_line(report.get("operator_decisions") or {})
+    if said:
+        lines.append(said.rstrip("\n"))
     if not report["active"]:
         lines.append(
             f"fan-out inactive (fanout_width {report['fanout_width']}; needs width >= 2 and a non-empty ResidualSet)"

@@ -16,9 +16,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from crp_core.cli.common import visible
 from crp_core.errors import ConfigError, CRPError
 
 if TYPE_CHECKING:
@@ -99,8 +101,6 @@ def operator_decisions(args: argparse.Namespace, kb: KnowledgeBase) -> OperatorD
         ) from None
     in_force, digest = decisions.in_force_on(kb)
     if named_by != "--triage-db" and in_force:
-        from crp_core.cli.common import visible
-
         origin = visible(shown) if named_by == "default" else f"{named_by} ({visible(shown)})"
         sys.stderr.write(
             f"crp-inspect: note: {in_force} operator decision(s) in force from {origin}; --no-triage-db applies none\n"
@@ -122,10 +122,9 @@ def decisions_doc(od: OperatorDecisions) -> dict[str, object]:
     return {"store": od.store, "named_by": od.named_by, "in_force": od.in_force, "digest": od.digest}
 
 
-def decisions_line(od: OperatorDecisions) -> str:
-    """The line a text output gives the decisions ("" without a store)."""
-    if od.store is None:
+def decisions_line(doc: Mapping[str, object]) -> str:
+    """The line a text output gives the decisions, from what its report carries (:func:`decisions_doc`; ""
+    without a store)."""
+    if doc.get("store") is None:
         return ""
-    from crp_core.cli.common import visible
-
-    return f"operator decisions: {od.in_force} in force from {visible(od.store)}\n"
+    return f"operator decisions: {doc['in_force']} in force from {visible(doc['store'])}\n"

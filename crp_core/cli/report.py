@@ -25,7 +25,13 @@ from crp_core.cli.common import (
     now_arg,
     write_output,
 )
-from crp_core.cli.operator_decisions import add_triage_db_args, decisions_line, operator_decisions, with_decisions
+from crp_core.cli.operator_decisions import (
+    add_triage_db_args,
+    decisions_doc,
+    decisions_line,
+    operator_decisions,
+    with_decisions,
+)
 from crp_core.config import layered_config
 from crp_core.errors import ConfigError
 
@@ -175,5 +181,5 @@ def _handle(args: argparse.Namespace) -> int:
         )
     write_output(out, html, "--out")
     print(f"report written: {out} ({len(entries)} scenario(s), {len(html.encode()):,} bytes)", file=sys.stderr)
-    sys.stderr.write(decisions_line(od))
+    sys.stderr.write(decisions_line(decisions_doc(od)))
     return 0

@@ -114,7 +114,7 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase, od: OperatorDecisi
     out(f"now: {format_timestamp(result.now)}\n")
     if kb.skipped:
         out(f"lenient load: {len(kb.skipped)} bad fact(s) skipped\n")
-    out(decisions_line(od))
+    out(decisions_line(decisions_doc(od)))
     out("\nheaders\n")
     for k, v in result.headers.items():
         out(f"  {k}: {v}\n")

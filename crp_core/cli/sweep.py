@@ -119,7 +119,7 @@ def _handle(args: argparse.Namespace) -> int:
     elif args.csv:
         sys.stdout.write(csv_text(grid))
     else:
-        sys.stdout.write(decisions_line(inp.decisions))
+        sys.stdout.write(decisions_line(decisions_doc(inp.decisions)))
         _print_text(grid, args.metric, f"{len(inp.prepared.suite)} scenario(s) over {visible(inp.kb.source)}")
     # -- experiment history (crp-inspect history; docs/decisions/history.md) ----------------------------
     from crp_core.cli.history import record_run, sweep_summary

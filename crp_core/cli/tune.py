@@ -126,7 +126,7 @@ def _handle(args: argparse.Namespace) -> int:
     out = sys.stdout.write
     live = not args.json
     if live:
-        out(decisions_line(inp.decisions))
+        out(decisions_line(decisions_doc(inp.decisions)))
         out(
             f"tuning {args.objective} over {len(inp.prepared.suite)} scenario(s), {args.trials} trial(s), "
             f"seed {args.seed}\n\n{'trial':>5} {'value':>16} {'feasible':>8} "
