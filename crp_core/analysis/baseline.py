@@ -486,12 +486,12 @@ def _removal(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
         if p.suppressed == fid and not p.skipped:
             winner = p.kept[0] if p.kept else None
             said = said.removeprefix(f"suppressed by {winner}: ")
-            if p.decision is not None:  # a person's decision, never credited to Fact Authority Resolution
+            if p.decision == "override" or p.asserted:  # a person chose the loser, or made the pair a conflict
                 why = f"left out in favour of {winner} by {said}"
                 return EnvelopeChange(fid, content, "operator decision", why, winner, tokens)
-            return EnvelopeChange(
-                fid, content, "conflict loser", f"suppressed as the conflict loser to {winner} ({said})", winner, tokens
-            )
+            # an accept confirms the conflict and leaves the loser to authority (its reason says the accept)
+            why = f"suppressed as the conflict loser to {winner} ({said})"
+            return EnvelopeChange(fid, content, "conflict loser", why, winner, tokens)
     row = kb.index_of(fid)
     for dropped, kept in full.resolution.deduplicated:
         if int(dropped) == row:
@@ -573,7 +573,8 @@ def before_after(
         "SPEC-027",
         full,
         after_env,
-        full.resolution.pairs,
+        # a pair an operator dismissed is no conflict by their word: `check` does not count it handed over
+        tuple(p for p in full.resolution.pairs if p.decision != "dismiss"),
         rule,
         full.fanout.partitioned if full.fanout is not None else None,
     )

@@ -128,3 +128,33 @@ def test_sample_scenario_baseline_omits_the_fixes():
     # the STALE gov-0154 (sample README) is scored at recency 1.0 by the baseline, at stale_floor by SPEC-027
     rows = {ba.baseline.result.corpus.kb.facts[int(r)].fact_id: i for i, r in enumerate(ba.baseline.result.cdr.idx)}
     assert ba.baseline.result.cdr.recency_factor[rows["gov-0154"]] == 1.0
+
+
+def _dismissed_p1_p2(kind: str, winner: str | None = None):
+    from crp_core.decisions import pair_key
+
+    return {pair_key("P1", "P2"): {"kind": kind, "winner": winner}}
+
+
+def test_a_pair_operators_dismissed_is_no_contradiction_handed_to_the_model():
+    # dismissed as "not a conflict": both facts stay (P1 .704, P2 .696, F1 .640 fill the budget of 3); the
+    # SPEC-027 side hands over no contradiction, as `check` counts it; the SPEC-024 side still has one
+    corpus, scen, config = tiny_case()
+    ba = before_after(corpus, scen, config, decisions=_dismissed_p1_p2("dismiss"))
+    assert set(ba.after.envelope) == {"P1", "P2", "F1"}
+    assert ba.after.contradictory_pairs == () and ba.after.noted_pairs == ()
+    assert ba.before.contradictory_pairs == (("P1", "P2"),)
+    rows = {r["measure"]: (r["SPEC-024 only"], r["SPEC-027"]) for r in ba.rows()}
+    assert rows["contradictory pairs handed to the model"] == (1, 0)
+
+
+def test_an_accepted_pair_loses_by_authority_an_override_by_the_operator():
+    corpus, scen, config = tiny_case()
+    accepted = before_after(corpus, scen, config, decisions=_dismissed_p1_p2("accept"))
+    (p2,) = [c for c in accepted.removed if c.fact_id == "P2"]
+    # the operator only confirmed the conflict: Fact Authority Resolution chose the loser (.60 < .64)
+    assert p2.kind == "conflict loser" and p2.related == "P1"
+    assert "accept decision (authority 0.6000 vs 0.6400)" in p2.reason
+    overridden = before_after(corpus, scen, config, decisions=_dismissed_p1_p2("override", "P2"))
+    (p1,) = [c for c in overridden.removed if c.fact_id == "P1"]
+    assert p1.kind == "operator decision" and p1.related == "P2"
