@@ -78,7 +78,14 @@ def _named_store(args: argparse.Namespace) -> tuple[str | None, str | None]:
 
     env = default_db_path()
     if env:
-        return (env, f"${DB_PATH_ENV}") if is_postgres_url(env) or os.path.exists(env) else (None, None)
+        if is_postgres_url(env) or os.path.exists(env):
+            return env, f"${DB_PATH_ENV}"
+        # no store yet (the dashboard creates it at the first decision), or a mistyped name: said, not fatal
+        sys.stderr.write(
+            f"crp-inspect: note: ${DB_PATH_ENV} names {visible(env)}, which does not exist: no operator decision "
+            "applied\n"
+        )
+        return None, None
     return (DEFAULT_STORE, "default") if os.path.exists(DEFAULT_STORE) else (None, None)
 
 

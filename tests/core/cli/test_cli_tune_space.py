@@ -23,6 +23,7 @@ from crp_core.analysis.tune import (
 from crp_core.cli import main
 from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError
+from tests.support.cli_notes import without_missing_store_note
 from tests.support.suites import corpus, write_ckf, write_suite
 from tests.support.tune_worlds import write_tie_drop_world
 
@@ -245,7 +246,7 @@ def test_a_ttl_of_no_expiry_is_refused_before_the_trial_table_with_what_to_do(fi
     extra = ("--trials", "2", "--param", "ttl_days.user_provided=30:3650:log")
     rc, out, err = _tune(capsys, ckf, suite, *extra)
     assert rc == 2 and out == ""
-    assert err == (
+    assert without_missing_store_note(err) == (
         "crp-inspect: error: cannot tune 'ttl_days.user_provided': it has no value (no expiry) in the base "
         "config; give it one to start from in a --config file ([ttl_days] user_provided = 3650)\n"
     )
