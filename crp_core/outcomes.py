@@ -21,6 +21,7 @@ from crp_core.records import (
     Role,
 )
 from crp_core.stages.cdr import cdr_ranking
+from crp_core.stages.contradictions.backfill import DECIDED_CONFLICT, NEAR_DUPLICATE, VALUE_CONFLICT
 from crp_core.stages.tie_groups import listed_ids
 
 #: plain candidates take the short path of :func:`fact_outcomes` (off: every row goes through ``_reason``,
@@ -47,6 +48,7 @@ class _RunView:
     guarded: Mapping[str, str]  # fact id -> what the known-conflict guard said
     dropped: Mapping[str, str]  # fact id -> why packing left it out
     conn_near: Mapping[int, tuple[int, float]]
+    passed_over: Mapping[int, tuple[int, str]]  # pool row -> (kept row in its way, why): the backfill's
 
 
 def fact_outcomes(
@@ -72,6 +74,7 @@ def fact_outcomes(
             suppressed_by[p.suppressed] = p
     dedup = {int(a): int(b) for a, b in resolution.deduplicated}
     backfill = {int(a): int(b) for a, b in resolution.backfilled}
+    passed_over = {int(c): (int(k), why) for c, k, why in resolution.passed_over}
     near = {int(r): (int(a), s) for r, a, s in cdgr.near_duplicates}
     conn_near = {int(r): (int(a), s) for r, a, s in cdgr.connector_near_duplicates}
     extra = set(cdgr.extra_anchors.tolist())
@@ -103,12 +106,13 @@ def fact_outcomes(
         extra=frozenset(extra),
         dropped=dropped,
         conn_near=conn_near,
+        passed_over=passed_over,
     )
     rows = cand_rows + sorted(r for r in conn_rows if r not in gate_pos)
     # the rows whose reason reads a stage record beyond the gate, the CDR rank and the connector table;
     # every other candidate (most of them: gated out, ranked below the anchor budget, or an unchosen
     # connector candidate) takes the short path below, which words its reason as _reason does
-    special_rows = set(final_roles) | set(dedup) | set(near) | set(conn_near)
+    special_rows = set(final_roles) | set(dedup) | set(near) | set(conn_near) | set(passed_over)
     special_ids = set(suppressed_by) | set(view.guarded) | set(dropped)
     passed_gate = candidates.passed_gate.tolist()
     relevance = candidates.relevance.tolist()
@@ -222,9 +226,23 @@ def _candidate_reason(v: _RunView, r: int, passed: bool) -> str:
     if r in v.near:
         anchor, cos = v.near[r]
         return f"near-duplicate of anchor {v.facts[anchor].fact_id} (cos {cos:.3f}), not an anchor"
+    if r in v.passed_over:
+        kept, why = v.passed_over[r]
+        rank = f"CDR rank {v.rank.get(r, 0)} of {v.n_gated_in}"
+        return (
+            f"not backfilled: {_OBSTACLES.get(why, why + ' with kept fact {}').format(v.facts[kept].fact_id)} ({rank})"
+        )
     if r in v.rank:
         return f"not selected: CDR rank {v.rank[r]} of {v.n_gated_in}, below the anchor budget"
     return ""
+
+
+#: what was in the way of a fact the backfill passed over, by its kind (crp_core.stages.contradictions.backfill)
+_OBSTACLES = {
+    NEAR_DUPLICATE: "near-duplicate of kept fact {}",
+    VALUE_CONFLICT: "value conflict with kept fact {}",
+    DECIDED_CONFLICT: "an operator decided it conflicts with kept fact {}",
+}
 
 
 def _connector_candidate_reason(v: _RunView, r: int) -> str:

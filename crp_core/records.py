@@ -264,6 +264,9 @@ class Resolution:
     tied_rows: np.ndarray
     # the pairs of ``pairs`` not skipped and not dismissed by an operator as "not a conflict"
     detected_count: int
+    # (pool row, kept row, why) of each fact the backfill passed over before it found one that fits: a
+    # near-duplicate of the kept fact, a value conflict with it, or an operator's decision on the pair
+    passed_over: tuple[tuple[int, int, str], ...] = ()
 
     @property
     def detected(self) -> int:

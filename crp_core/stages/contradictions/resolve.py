@@ -107,10 +107,10 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
     suppressed = set(arbitrated.suppressed_pos)
     kept_rows = [r for p, r in enumerate(sel.row_list) if p not in dropped and p not in suppressed]
     freed = arbitrated.suppressed_pos + sorted(dropped)
-    backfilled = (
+    backfilled, passed_over = (
         backfill_slots(corpus, sel.row_list, freed, kept_rows, ranked_pool, config, decisions)
         if config.backfill
-        else []
+        else ([], [])
     )
     # the final selection: selection order, a backfill in its loser's slot
     fill_for = {old: new for new, old in backfilled}
@@ -127,6 +127,7 @@ def resolve_contradictions(  # noqa: PLR0913  stage 4's signature: the selection
         suppressed=frozen_array(np.array([sel.row_list[p] for p in arbitrated.suppressed_pos], dtype=np.int64)),
         deduplicated=tuple(deduplicated),
         backfilled=tuple(backfilled),
+        passed_over=tuple(passed_over),
         notes=cast("tuple[str, ...]", arbitrated.notes(sel.facts, sel.row_list)),
         audit=cast("tuple[AuditEvent, ...]", arbitrated.audit),
         tied_rows=freeze_owned(sel.rows[arbitrated.tied]),

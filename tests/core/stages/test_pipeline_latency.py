@@ -14,7 +14,7 @@ from crp_core.corpus.index import FactIndex
 from crp_core.stages import packing
 from crp_core.stages.bits import bits_of, row_bits
 from crp_core.stages.candidates import found_by
-from crp_core.stages.contradictions.backfill import BackfillScreen, backfill_fits
+from crp_core.stages.contradictions.backfill import BackfillScreen, backfill_obstacle
 from crp_core.stages.near_duplicates import COSINE_SLACK, AnchorPicker, DuplicateScreen
 from crp_core.support.blas import blas_libraries, one_blas_thread
 from tests.support.factories import fact, make_corpus
@@ -177,9 +177,9 @@ def test_backfill_screening_decides_as_the_exact_check(seed, n_kept, p_keep):
     vecs = corpus.vectors
     screen = BackfillScreen(vecs, pool, kept, cfg)
     for i, c in enumerate(pool.tolist()):
-        want = backfill_fits(c, kept, vecs, corpus.kb, cfg)
-        assert screen.fits(i, corpus.kb, cfg) == want
-        if want and rng.random() < p_keep:
+        want = backfill_obstacle(c, kept, vecs, corpus.kb, cfg)
+        assert screen.obstacle(i, corpus.kb, cfg) == want
+        if want is None and rng.random() < p_keep:
             kept.append(c)
             screen.kept(i)
 

@@ -634,10 +634,11 @@ def test_pair_order_uses_authority_rounded_to_twelve_decimals():
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 10_000), n_kept=st.integers(0, 12), n_pool=st.integers(1, 70), spread=st.floats(0.02, 0.5))
 def test_the_screened_backfill_check_is_the_exact_one(seed, n_kept, n_pool, spread):
-    """``BackfillScreen.fits`` (bit masks of one product per block of pool rows, the exact check near a threshold)
-    decides every pool row as ``backfill_fits`` does, as the backfill walks the pool and keeps what fits (blocks
-    of 32 rows: pools longer than a block, kept rows added mid-block)."""
-    from crp_core.stages.contradictions.backfill import BackfillScreen, backfill_fits
+    """``BackfillScreen.obstacle`` (bit masks of one product per block of pool rows, the exact check near a
+    threshold) decides every pool row as ``backfill_obstacle`` does, naming the same kept fact in its way, as the
+    backfill walks the pool and keeps what fits (blocks of 32 rows: pools longer than a block, kept rows added
+    mid-block)."""
+    from crp_core.stages.contradictions.backfill import BackfillScreen, backfill_obstacle
     from tests.support.factories import fact, make_corpus
 
     rng = np.random.default_rng(seed)
@@ -651,9 +652,9 @@ def test_the_screened_backfill_check_is_the_exact_one(seed, n_kept, n_pool, spre
     pool = np.arange(n_kept, n, dtype=np.int64)
     screen = BackfillScreen(corpus.vectors, pool, kept, config)
     for i in range(pool.size):
-        want = backfill_fits(int(pool[i]), kept, corpus.vectors, corpus.kb, config)
-        assert screen.fits(i, corpus.kb, config) == want
-        if want:
+        want = backfill_obstacle(int(pool[i]), kept, corpus.vectors, corpus.kb, config)
+        assert screen.obstacle(i, corpus.kb, config) == want
+        if want is None:
             kept.append(int(pool[i]))
             screen.kept(i)
 
