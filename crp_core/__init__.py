@@ -81,7 +81,7 @@ if TYPE_CHECKING:
     from crp_core.corpus.prepared import Corpus, ScenarioVectors, embed_scenario, prepare_corpus
     from crp_core.decisions import (
         MARKABLE_STATUSES, MAX_NOTE_CHARS, REVERT, Decision, DecisionError, DecisionSet, StaleDecisionError,
-        TriageStoreError, TriageStoreUnavailable, normalise_operator, pair_key, split_pair_key
+        TriageStoreError, TriageStoreUnavailable, decisions_record, normalise_operator, pair_key, split_pair_key
     )
     from crp_core.carried import carried_decisions
     from crp_core.engines import ENGINES, EmbedRun, embed_kb, scan_with_engine
@@ -356,6 +356,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "StaleDecisionError",
         "TriageStoreError",
         "TriageStoreUnavailable",
+        "decisions_record",
         "normalise_operator",
         "pair_key",
         "split_pair_key",
@@ -499,8 +500,8 @@ __all__ = [
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
     # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals
     "normalise_operator", "StaleDecisionError", "TriageStoreUnavailable", "PermissionRefused", "Role", "RoleBook",
-    "TeamConfigError", "load_roles", "TEAM_ENV", "TeamConfig", "load_team_config", "open_store", "Claim",
-    "ChainVerdict", "REVERT",
+    "decisions_record", "TeamConfigError", "load_roles", "TEAM_ENV", "TeamConfig", "load_team_config", "open_store",
+    "Claim", "ChainVerdict", "REVERT",
     # team triage, read by the dashboard
     "REVIEW_STATES", "OperatorAgreement", "operator_agreement", "review_statuses", "Identity", "resolve_identity",
     "same_decision",

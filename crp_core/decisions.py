@@ -499,6 +499,14 @@ class DecisionSet:
         return n, content_digest(json.dumps(mine, sort_keys=True, ensure_ascii=False), length=20) if n else ""
 
 
+def decisions_record(store: str | None, named_by: str | None, in_force: int, digest: str) -> dict[str, object]:
+    """What a JSON report and a kept experiment say of the operator decisions a run applied
+    (``operator_decisions``): the store as it may be shown (None: no store), where it was named
+    (``--triage-db``, ``$CRP_INSPECT_TRIAGE_DB``, ``default``), how many name the CKF's facts and their digest
+    (:meth:`DecisionSet.in_force_on`)."""
+    return {"store": store, "named_by": named_by, "in_force": in_force, "digest": digest}
+
+
 #: operator decisions handed to stage 4: the :class:`DecisionSet` in force, or a plain mapping of
 #: pair key -> ``{"kind", "winner"}``
 Decisions = DecisionSet | Mapping[str, Mapping[str, Any]] | None

@@ -31,15 +31,17 @@ from crp_core import (
     CRPError,
     Experiment,
     ExperimentStore,
+    KnowledgeBase,
     PreparedSuite,
     SuiteMetrics,
     SuiteRun,
     TriageStoreUnavailable,
+    decisions_record,
     experiment_inputs,
     history_enabled,
 )
 
-from . import decision_store, render, state, team
+from . import ckf_state, decision_store, render, state, team
 from . import history_view as hv
 from .decision_store import shown_target
 from .session import db_path, db_path_origin
@@ -94,9 +96,15 @@ def decisions_summary(p: PreparedSuite) -> dict[str, object]:
     (``crp-inspect history``): the database as shown, where it was named, how many name this CKF's facts,
     their digest."""
     if p.decisions is None:
-        return {"store": None, "named_by": None, "in_force": 0, "digest": ""}
-    n, digest = p.decisions.in_force_on(p.corpus.kb)
-    return {"store": shown_target(db_path()), "named_by": db_path_origin(), "in_force": n, "digest": digest}
+        return decisions_record(None, None, 0, "")
+    return decisions_record(shown_target(db_path()), db_path_origin(), *p.decisions.in_force_on(p.corpus.kb))
+
+
+def _session_kb(corpus: Corpus) -> KnowledgeBase:
+    """The knowledge base this session loaded when ``corpus`` was prepared from its data: a prepared corpus is
+    shared by every CKF of the same data (``cache.corpus_key``), and keeps the name of the first one."""
+    kb = ckf_state.active_ckf()
+    return kb if kb is not None and kb.data_fingerprint == corpus.kb.data_fingerprint else corpus.kb
 
 
 def record_run(
@@ -118,7 +126,7 @@ def record_run(
         metrics=metrics.flat(),
         origin="dashboard",
         summary={**(summary or {}), "operator_decisions": decisions_summary(p)},
-        **experiment_inputs(p.corpus.kb, p.suite, config),
+        **experiment_inputs(_session_kb(p.corpus), p.suite, config),
     )
     try:
         done = ExperimentStore(decision_store.writable_store()).record(e)

@@ -126,7 +126,9 @@ def with_decisions(corpus: Corpus, od: OperatorDecisions) -> Corpus:
 
 def decisions_doc(od: OperatorDecisions) -> dict[str, object]:
     """What a JSON report says of the decisions it ran with."""
-    return {"store": od.store, "named_by": od.named_by, "in_force": od.in_force, "digest": od.digest}
+    from crp_core.decisions import decisions_record
+
+    return decisions_record(od.store, od.named_by, od.in_force, od.digest)
 
 
 def decisions_line(doc: Mapping[str, object]) -> str:

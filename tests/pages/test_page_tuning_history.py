@@ -123,6 +123,27 @@ def test_the_comparison_shows_metrics_and_config_side_by_side(seeded):
     assert "&lt;b&gt;" in fig.data[0].customdata[0][3]  # a note reaching plotly is escaped
 
 
+def test_a_suite_run_keeps_the_name_of_the_ckf_this_session_loaded(ui_env, tmp_path, monkeypatch):
+    """A prepared corpus is shared by every CKF of the same data and keeps the first one's name: a session that
+    loads the same facts under another name keeps its runs under its own name."""
+    import shutil
+
+    monkeypatch.setenv("CRP_INSPECT_HISTORY", "on")
+    other = tmp_path / "other"
+    shutil.copytree(ui_env, other)
+    (other / "knowledge_base.jsonl").rename(other / "same_facts.jsonl")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(other))
+    monkeypatch.setenv("CRP_DEFAULT_SAMPLE", "same_facts.jsonl")
+    first = run_page("tuning", params={"tab": "Suite"})  # prepares the corpus under the name same_facts.jsonl
+    assert not first.exception
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(ui_env))
+    monkeypatch.delenv("CRP_DEFAULT_SAMPLE")
+    at = run_page("tuning", params={"tab": "Suite"})
+    assert not at.exception
+    names = [e.kb_name for e in list_experiments(str(tmp_path / "triage.sqlite"))]
+    assert names == ["knowledge_base.jsonl", "same_facts.jsonl"]  # newest first
+
+
 def test_a_suite_run_is_kept_and_listed(ui_env, tmp_path, monkeypatch):
     monkeypatch.setenv("CRP_INSPECT_HISTORY", "on")
     from crp_core import Decision, DecisionStore
