@@ -31,7 +31,6 @@ from crp_core import (
     CRPError,
     Experiment,
     ExperimentStore,
-    KnowledgeBase,
     PreparedSuite,
     SuiteMetrics,
     SuiteRun,
@@ -41,7 +40,7 @@ from crp_core import (
     history_enabled,
 )
 
-from . import ckf_state, decision_store, render, state, team
+from . import decision_store, render, state, team
 from . import history_view as hv
 from .decision_store import shown_target
 from .session import db_path, db_path_origin
@@ -100,13 +99,6 @@ def decisions_summary(p: PreparedSuite) -> dict[str, object]:
     return decisions_record(shown_target(db_path()), db_path_origin(), *p.decisions.in_force_on(p.corpus.kb))
 
 
-def _session_kb(corpus: Corpus) -> KnowledgeBase:
-    """The knowledge base this session loaded when ``corpus`` was prepared from its data: a prepared corpus is
-    shared by every CKF of the same data (``cache.corpus_key``), and keeps the name of the first one."""
-    kb = ckf_state.active_ckf()
-    return kb if kb is not None and kb.data_fingerprint == corpus.kb.data_fingerprint else corpus.kb
-
-
 def record_run(
     p: PreparedSuite,
     config: CRPConfig,
@@ -126,7 +118,7 @@ def record_run(
         metrics=metrics.flat(),
         origin="dashboard",
         summary={**(summary or {}), "operator_decisions": decisions_summary(p)},
-        **experiment_inputs(_session_kb(p.corpus), p.suite, config),
+        **experiment_inputs(state.session_kb(p.corpus.kb), p.suite, config),
     )
     try:
         done = ExperimentStore(decision_store.writable_store()).record(e)

@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import streamlit as st
+
+if TYPE_CHECKING:
+    from crp_core import KnowledgeBase
 
 from . import ckf_state, config_state, results, scenario_state, session, team
 from .ckf_state import (
@@ -224,6 +227,16 @@ def _started(read: Callable[P, R]) -> Callable[P, R]:
 # ---- the readers that start a session ------------------------------------------------------------
 get_ckf = _started(ckf_state.get_ckf)
 active_ckf = _started(ckf_state.active_ckf)
+
+
+def session_kb(kb: KnowledgeBase) -> KnowledgeBase:
+    """The knowledge base this session loaded when it holds ``kb``'s data, else ``kb``: a prepared corpus is
+    shared by every CKF of the same data (``cache.corpus_key``) and keeps the first one's object and name,
+    while what a session names (a decision's ``kb_name``, a download, a kept run) is its own file."""
+    mine = active_ckf()
+    return mine if mine is not None and mine.data_fingerprint == kb.data_fingerprint else kb
+
+
 get_scenario = _started(scenario_state.get_scenario)
 get_config = _started(config_state.get_config)
 base_with_edits = _started(config_state.base_with_edits)
@@ -269,6 +282,7 @@ __all__ = [
     "PendingLoad",
     "get_ckf",
     "active_ckf",
+    "session_kb",
     "get_ckf_fingerprint",
     "get_ckf_label",
     "get_ckf_notice",

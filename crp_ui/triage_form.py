@@ -224,7 +224,7 @@ def shown_fields(pair: ConflictPair, kb: KnowledgeBase, hist: list[Decision]) ->
     pk = cv.p_key(pair)
     return {
         "based_on": seen(pk, int(hist[-1].id or 0) if hist else 0),
-        "kb_name": os.path.basename(kb.source) or state.get_ckf_label() or None,
+        "kb_name": os.path.basename(state.session_kb(kb).source) or state.get_ckf_label() or None,
     }
 
 

@@ -102,7 +102,7 @@ def revert_section(pair: ConflictPair, hist: list[Decision], kb: KnowledgeBase) 
             args=(
                 pair,
                 state.get_ckf_fingerprint(kb),
-                os.path.basename(kb.source) or None,
+                os.path.basename(state.session_kb(kb).source) or None,
                 int(hist[-1].id or 0) if hist else 0,
             ),
             help="Records a revert entry naming the decision and your reason; the decision stops being in force.",

@@ -218,7 +218,7 @@ def _sdk_download(ds: DecisionSet, kb: KnowledgeBase, where: DeltaGenerator) -> 
     where.download_button(
         "crprotocol snapshot",
         lambda: decisions.sdk_snapshot_bytes(kb, ds, checksum)[0],
-        file_name=decisions.sdk_download_name(kb.source),
+        file_name=decisions.sdk_download_name(state.session_kb(kb).source),
         mime="application/json",
         key=K + "dl.sdk",
         on_click="ignore",
@@ -251,7 +251,7 @@ def export_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None:
         on_click="ignore",
         help="The audit log, one decision per row.",
     )
-    name, _fmt = decisions.ckf_download_name(kb.source, kb.fmt)
+    name, _fmt = decisions.ckf_download_name(state.session_kb(kb).source, kb.fmt)
     c[2].download_button(
         "Cleaned CKF",
         lambda: decisions.cleaned_ckf_bytes(kb, ds)[0],
