@@ -118,7 +118,8 @@ if TYPE_CHECKING:
     )
     from crp_core.report import dumps, fact_columns, fact_rows_report, fanout_report, pair_dict, run_report
     from crp_core.stages.contradictions import (
-        EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS, authority_of, authority_winner, values_conflict
+        EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS, authority_of, authority_winner, changed_by_decision,
+        values_conflict
     )
     from crp_core.stages.contradictions.language import LanguageProfile, language_profile
     from crp_core.stages.known import KnownSource
@@ -383,6 +384,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "EVENT_RESOLVED",
         "PATTERNS",
         "authority_winner",
+        "changed_by_decision",
     ),
     "crp_core.stages.packing": ("fact_line",),
     "crp_core.stages.known": ("KnownSource",),
@@ -496,6 +498,7 @@ __all__ = [
     "compute_recency", "CONFLICTS", "PARTITIONS", "format_timestamp", "FANOUT_DUPLICATES", "FANOUT_REACHING",
     "FanoutRun", "FanoutStep",
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
+    "changed_by_decision",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
     # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals

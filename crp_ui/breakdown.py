@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core import Corpus, CRPError, DecisionSet, Fact, PipelineResult, Scenario
+from crp_core import Corpus, CRPError, DecisionSet, Fact, PipelineResult, Scenario, changed_by_decision
 
 from . import charts, decisions, render, state, tables
 from .chart_style import rule_words
@@ -144,9 +144,12 @@ def decisions_banner(result: PipelineResult) -> None:
         return
     bits = [f"{fid} loses to {winner} where a run pairs them" for fid, winner in summary.suppressed.items()]
     bits += [f"{fid} {new} (was {old})" for fid, (old, new) in summary.remarked.items()]
-    kb_run = result.corpus.kb
-    lost = sorted(kb_run.facts[int(r)].fact_id for r in result.resolution.suppressed)
-    here = [fid for fid in lost if fid in summary.suppressed]
+    # the losers a decision chose: not those of an accept, which authority chose (crp_core.changed_by_decision)
+    here = sorted(
+        p.suppressed
+        for p in result.resolution.pairs
+        if p.suppressed and not p.skipped and changed_by_decision(p, result.config)
+    )
     named = "; ".join(bits[:BANNER_NAMED]) + (
         f"; and {len(bits) - BANNER_NAMED} more" if len(bits) > BANNER_NAMED else ""
     )

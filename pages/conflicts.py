@@ -31,6 +31,7 @@ from crp_core import (
     KnowledgeBase,
     PipelineResult,
     SdkAgreement,
+    changed_by_decision,
     export_csv,
     export_json,
     headers,
@@ -119,7 +120,7 @@ def _operator_effects(result: PipelineResult, ds: DecisionSet, base_kb: Knowledg
     ):
         if len(effects):
             render.dataframe(effects, hide_index=True, width="stretch", key=K + "effects")
-        in_run = [p for p in res.pairs if p.decision]
+        in_run = [p for p in res.pairs if changed_by_decision(p, result.config)]  # an accept changes nothing
         if in_run:
             st.markdown(
                 "Pair decisions that changed this run: "

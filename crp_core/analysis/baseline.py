@@ -37,6 +37,7 @@ from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.recency import RULES, fact_attributes, recency_state
 from crp_core.records import FANOUT_DUPLICATES, FANOUT_REACHING, Duplicate
+from crp_core.stages.contradictions.arbitration import changed_by_decision
 
 if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
@@ -486,10 +487,11 @@ def _removal(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
         if p.suppressed == fid and not p.skipped:
             winner = p.kept[0] if p.kept else None
             said = said.removeprefix(f"suppressed by {winner}: ")
-            if p.decision == "override" or p.asserted:  # a person chose the loser, or made the pair a conflict
+            if changed_by_decision(p, full.config):  # a person chose the loser, or made the pair a conflict
                 why = f"left out in favour of {winner} by {said}"
                 return EnvelopeChange(fid, content, "operator decision", why, winner, tokens)
-            # an accept confirms the conflict and leaves the loser to authority (its reason says the accept)
+            # an accept (or an override naming authority's own winner) leaves the loser authority chose; its
+            # reason says the decision
             why = f"suppressed as the conflict loser to {winner} ({said})"
             return EnvelopeChange(fid, content, "conflict loser", why, winner, tokens)
     row = kb.index_of(fid)

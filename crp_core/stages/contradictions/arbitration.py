@@ -104,6 +104,22 @@ def outcome(a: Authority, b: Authority, config: CRPConfig, kind: str | None, win
     return (win.fact_id,), lose.fact_id, False, kind
 
 
+def changed_by_decision(pair: ConflictPair, config: CRPConfig) -> bool:
+    """Whether the operator's decision on ``pair`` changed what stage 4 did with it: a dismissal always (the pair
+    is left alone instead of arbitrated), an accept or override that made the pair a conflict (``asserted``), and
+    an override whose winner authority would not have chosen alone (the other fact, or a tie). An accept of a
+    pair the detector found, or an override naming authority's own winner, changes nothing."""
+    if pair.decision is None:
+        return False
+    if pair.decision == "dismiss" or pair.asserted:
+        return True
+    if pair.decision != "override":
+        return False
+    a, b = pair.authority[pair.fact_a], pair.authority[pair.fact_b]
+    _kept, loser, tied, _kind = outcome(a, b, config, None, None)
+    return tied or loser != pair.suppressed
+
+
 def tied_and_losers(
     a: np.ndarray, b: np.ndarray, pos_a: np.ndarray, pos_b: np.ndarray, config: CRPConfig
 ) -> tuple[np.ndarray, np.ndarray]:

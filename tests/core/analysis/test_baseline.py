@@ -155,6 +155,9 @@ def test_an_accepted_pair_loses_by_authority_an_override_by_the_operator():
     # the operator only confirmed the conflict: Fact Authority Resolution chose the loser (.60 < .64)
     assert p2.kind == "conflict loser" and p2.related == "P1"
     assert "accept decision (authority 0.6000 vs 0.6400)" in p2.reason
+    # an override naming authority's own winner changes nothing either
+    same = before_after(corpus, scen, config, decisions=_dismissed_p1_p2("override", "P1"))
+    assert [c.kind for c in same.removed if c.fact_id == "P2"] == ["conflict loser"]
     overridden = before_after(corpus, scen, config, decisions=_dismissed_p1_p2("override", "P2"))
     (p1,) = [c for c in overridden.removed if c.fact_id == "P1"]
     assert p1.kind == "operator decision" and p1.related == "P2"
