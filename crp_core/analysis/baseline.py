@@ -38,6 +38,7 @@ from crp_core.corpus.prepared import Corpus
 from crp_core.factors.recency import RULES, fact_attributes, recency_state
 from crp_core.records import FANOUT_DUPLICATES, FANOUT_REACHING, Duplicate
 from crp_core.stages.contradictions.arbitration import changed_by_decision
+from crp_core.support.text import counted
 
 if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
@@ -231,20 +232,20 @@ class TokenChange:
                 f"{self.after}) with {fact_part} ({n_before} → {n_after})"
             )
         parts = [
-            f"the {_n(self.n_removed, 'fact')} it removed cost {self.removed} tokens"
+            f"the {counted(self.n_removed, 'fact')} it removed cost {self.removed} tokens"
             + (f" ({_per(self.removed, self.n_removed)} a fact)" if self.n_removed else ""),
-            f"the {_n(self.n_added, 'fact')} it added cost {self.added}"
+            f"the {counted(self.n_added, 'fact')} it added cost {self.added}"
             + (f" ({_per(self.added, self.n_added)} a fact)" if self.n_added else ""),
         ]
         if self.notes_after or self.notes_before:
             parts.append(
                 f"NOTE blocks telling the model about tied conflicts cost {self.notes_after} tokens "
-                f"({_n(self.n_notes_after, 'block')}; before: {self.notes_before})"
+                f"({counted(self.n_notes_after, 'block')}; before: {self.notes_before})"
             )
         if (self.n_connectors_before, self.connectors_before) != (self.n_connectors_after, self.connectors_after):
             parts.append(
-                f"connector lines: {_n(self.n_connectors_before, 'line')}, {self.connectors_before} "
-                f"tokens before; {_n(self.n_connectors_after, 'line')}, {self.connectors_after} after"
+                f"connector lines: {counted(self.n_connectors_before, 'line')}, {self.connectors_before} "
+                f"tokens before; {counted(self.n_connectors_after, 'line')}, {self.connectors_after} after"
             )
         net = [f"{self.added - self.removed:+d} from the facts that changed"]
         if self.notes_after != self.notes_before:
@@ -252,10 +253,6 @@ class TokenChange:
         if self.kept_after != self.kept_before:
             net.append(f"{self.kept_after - self.kept_before:+d} from the facts both pack")
         return head + ": " + "; ".join(parts) + ". Net: " + ", ".join(net) + "."
-
-
-def _n(k: int, word: str) -> str:
-    return f"{k} {word}{'' if k == 1 else 's'}"
 
 
 def _per(tokens: int, k: int) -> str:
@@ -343,7 +340,7 @@ class BeforeAfter:
             caught = a.removed_at_fan_in or 0
             raced = (
                 f"raced on one shared Coverage Set and picked the same material twice: "
-                f"{_n(b.fanout_duplicates, 'duplicate')}, each handed on by more than one branch ({packed} of "
+                f"{counted(b.fanout_duplicates, 'duplicate')}, each handed on by more than one branch ({packed} of "
                 "those facts also packed in the parent's envelope)"
                 if b.fanout_duplicates
                 else "raced on one shared Coverage Set; here they happened not to pick the same material twice "
@@ -351,13 +348,13 @@ class BeforeAfter:
             )
             fan = (
                 f"Without SPEC-027 the {self.fanout_width} parallel branches {raced}. With partitioned "
-                f"sub-queries and read-only snapshots: {_n(a.duplicates_reaching_model or 0, 'duplicate')} "
+                f"sub-queries and read-only snapshots: {counted(a.duplicates_reaching_model or 0, 'duplicate')} "
                 "reaching the model" + (f" ({caught} caught and removed at fan-in)." if caught else ".")
             )
         losers = [c for c in self.removed if c.kind == "conflict loser"]
         ties = len(a.noted_pairs)
         con = (
-            f"Without SPEC-027, {_n(len(b.contradictory_pairs), 'contradictory pair')} reached the model "
+            f"Without SPEC-027, {counted(len(b.contradictory_pairs), 'contradictory pair')} reached the model "
             f"with no warning. With SPEC-027: {len(a.contradictory_pairs)}"
         )
         if a.contradictory_pairs:
@@ -367,14 +364,14 @@ class BeforeAfter:
                 else f" ({ties} flagged by a NOTE block)"
             )
         decided = [c for c in self.removed if c.kind == "operator decision"]
-        con += f"; {_n(len(losers), 'losing fact')} removed by Fact Authority Resolution" if losers else ""
-        con += (f" and {len(decided)}" if losers else f"; {_n(len(decided), 'fact')}") if decided else ""
+        con += f"; {counted(len(losers), 'losing fact')} removed by Fact Authority Resolution" if losers else ""
+        con += (f" and {len(decided)}" if losers else f"; {counted(len(decided), 'fact')}") if decided else ""
         con += " left out by operators' decisions (triage), not by the algorithm" if decided else ""
         apart = self._pairs_not_packed_together({c.fact_id for c in losers + decided})
         word = "other pair" if losers or decided else "pair"
-        con += f"; {_n(apart, word)} no longer packed together (other facts selected)." if apart else "."
+        con += f"; {counted(apart, word)} no longer packed together (other facts selected)." if apart else "."
         stale = (
-            f"Without SPEC-027, {_n(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
+            f"Without SPEC-027, {counted(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
             f"STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}"
             + (
                 f", each weighted down to the stale floor {self.full.config.stale_floor:g}"

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from crp_core.analysis.compare import fmt_value
 from crp_core.records import FANOUT_REACHING
+from crp_core.support.text import counted
 
 if TYPE_CHECKING:
     from crp_core.analysis.baseline import BeforeAfter, EnvelopeChange, SideNumbers
@@ -352,10 +353,12 @@ def _inputs_section(inputs: ReportInputs | None) -> str:
         f"<tr><td><code>{esc(k)}</code></td><td>{esc(d)}</td><td>{esc(v)}</td></tr>"
         for k, d, v in inputs.config_changes
     )
+    own = " (a scenario's own keys are in its row above)" if any(s.own_config for s in inputs.scenarios) else ""
     cfg_table = (
         f"<table><tr><th>key</th><th>default</th><th>this report</th></tr>{cfg}</table>"
         if cfg
-        else "<p>Every configuration key at its default.</p>"
+        else f"<p>The report's configuration (<code>--config</code>, <code>--set</code>) keeps every key at its "
+        f"default{own}.</p>"
     )
     command = (
         f"<p>Written again, from the same files, by:</p><pre><code>{esc(inputs.command)}</code></pre>"
@@ -363,8 +366,7 @@ def _inputs_section(inputs: ReportInputs | None) -> str:
         else ""
     )
     decided = (
-        f"{inputs.decisions_in_force} operator decision{'' if inputs.decisions_in_force == 1 else 's'} in force "
-        f"from {esc(inputs.decisions_source)}"
+        f"{counted(inputs.decisions_in_force, 'operator decision')} in force from {esc(inputs.decisions_source)}"
         if inputs.decisions_in_force
         else "no operator decision applied"
     )
@@ -508,7 +510,7 @@ def build_suite_html_report(
 
     totals = SuiteBeforeAfter(tuple(entries)).totals()
     chart = bar_chart_svg(
-        f"What reaches the model, {len(entries)} scenarios together",
+        f"What reaches the model, {counted(len(entries), 'scenario')} together",
         cats,
         [(k, SIDE_COLOURS[k], list(v)) for k, v in totals.items()],
         width=720,
@@ -526,8 +528,8 @@ def build_suite_html_report(
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head>
 <body>
 <h1>{esc(title)}</h1>
-<p class="meta">CKF <b>{esc(ckf_label)}</b> ({n_facts} facts) · {len(entries)} scenarios · generated {esc(when)}
-by crp-inspect</p>
+<p class="meta">CKF <b>{esc(ckf_label)}</b> ({n_facts} facts) · {counted(len(entries), "scenario")}
+· generated {esc(when)} by crp-inspect</p>
 <p>Each scenario's question was answered twice from the same knowledge base: once with the older retrieval
 (<b>SPEC-024 only</b>) and once with the three SPEC-027 fixes. The chart adds up what reached the model over
 every scenario; the table gives each scenario's numbers (before → after).</p>

@@ -12,3 +12,8 @@ def control_char(text: str) -> str | None:
         if unicodedata.category(ch) == "Cc":
             return f"U+{ord(ch):04X} at position {i}"
     return None
+
+
+def counted(k: int, word: str) -> str:
+    """``k`` and ``word``, an ``s`` added unless ``k`` is 1 ("1 scenario", "3 scenarios")."""
+    return f"{k} {word}{'' if k == 1 else 's'}"
