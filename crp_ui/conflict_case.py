@@ -101,15 +101,16 @@ def authority_arithmetic(a: Authority) -> str:
     return f"{a.source_authority:.4g} × {a.recency_factor:.4f} × {a.importance_weight:.4g} = {a.authority:.4f}"
 
 
+#: the product and the role first: a narrow page scrolls the table sideways, and those two decide the case
 AUTHORITY_COLUMNS = (
     "fact_id",
-    "source_type",
+    "authority",
+    "role",
     "source_authority",
     "recency_factor",
     "importance_weight",
-    "authority",
+    "source_type",
     "arithmetic",
-    "role",
 )
 
 
@@ -121,13 +122,13 @@ def authority_frame(pair: ConflictPair) -> pd.DataFrame:
         rows.append(
             {
                 "fact_id": fid,
-                "source_type": a.source_type,
+                "authority": a.authority,
+                "role": role_of(pair, fid),
                 "source_authority": a.source_authority,
                 "recency_factor": a.recency_factor,
                 "importance_weight": a.importance_weight,
-                "authority": a.authority,
+                "source_type": a.source_type,
                 "arithmetic": authority_arithmetic(a),
-                "role": role_of(pair, fid),
             }
         )
     return pd.DataFrame(rows, columns=list(AUTHORITY_COLUMNS))
