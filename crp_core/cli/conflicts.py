@@ -31,6 +31,7 @@ from crp_core.cli.common import (
     visible,
 )
 from crp_core.cli.embed import add_engine_args
+from crp_core.cli.operator_decisions import add_triage_db_args, decisions_doc, decisions_line, operator_decisions
 from crp_core.config import layered_config
 from crp_core.io.ckf.provenance import sdk_provenance
 from crp_core.io.timeparse import format_timestamp
@@ -91,6 +92,7 @@ def register(subparsers: Subparsers) -> None:
     fmt.add_argument("--csv", action="store_true", help="print one CSV row per pair (triage order)")
     p.add_argument("--top", type=count_arg, default=20, metavar="N", help="pairs shown in the summary (default 20)")
     add_engine_args(p, "the pair search")
+    add_triage_db_args(p)
     p.add_argument(
         "--check-workers",
         type=positive_int,
@@ -113,6 +115,7 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.scan_input import scan_corpus
     from crp_core.engines import scan_with_engine
     from crp_core.support.costs import StageClock
+    from crp_core.triage import apply_to_kb
 
     now = now_arg(args.now) or datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
@@ -130,6 +133,9 @@ def _handle(args: argparse.Namespace) -> int:
                 source_map=input_source_map(args),
                 map_vectors=True,  # one pass over a possibly huge CKF: its vectors are read from the file
             )
+            od = operator_decisions(args, kb)  # as every pipeline command: their statuses and pair decisions
+            if od.decisions is not None:
+                kb = apply_to_kb(kb, od.decisions)
             shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
             corpus = scan_corpus(kb, config=config, cache_dir=args.cache_dir, progress=shown, notify=shown.note)
         scan = scan_with_engine(
@@ -142,6 +148,7 @@ def _handle(args: argparse.Namespace) -> int:
             progress=TerminalProgress("conflict scan", "candidate pairs"),
             check_pool=pool,
             clock=clock,
+            decisions=od.decisions,
         )
     with clock.stage("write"):
         if args.json:
@@ -150,6 +157,7 @@ def _handle(args: argparse.Namespace) -> int:
         elif args.csv:
             sys.stdout.write(csv_text(scan, kb))
         else:
+            sys.stdout.write(decisions_line(decisions_doc(od)))
             _print_summary(scan, kb, config, args.ckf, max(0, args.top), args.engine)
         sys.stdout.flush()
     if args.profile:
@@ -320,6 +328,7 @@ def _print_summary(
                 verdict = "dismissed by the operator"
             else:
                 verdict = f"winner {p.kept[0]}, suppress {p.suppressed}"
+                verdict += f" (operator: {p.decision})" if p.decision else ""
             out(
                 f"{i:>4}. {p.fact_a} vs {p.fact_b}  cos={p.similarity:.3f}  {'/'.join(p.patterns)}{_found_by(p)}  "
                 f"authority {a.authority:.4f} vs {b.authority:.4f} (margin {p.margin:.4f})  {verdict}\n"

@@ -1,5 +1,6 @@
 """The operator decisions a command applies: ``--triage-db`` / ``--no-triage-db``, one rule for every command
-that runs the pipeline (run, fanout, check, tune, sweep, report), the rule the dashboard follows.
+that runs the pipeline (run, fanout, check, tune, sweep, report) and of the whole-CKF scan (conflicts), the rule
+the dashboard follows.
 
 The store is ``--triage-db`` (a file or a ``postgresql://`` URL; it must exist), else the one
 ``$CRP_INSPECT_TRIAGE_DB`` names, else ``./.crp_triage.sqlite`` (the dashboard's and ``history``'s default),

@@ -22,6 +22,7 @@ from crp_core.errors import ConfigError
 if TYPE_CHECKING:
     from crp_core.analysis.scan import ConflictScan, ScanSource
     from crp_core.config import CRPConfig
+    from crp_core.decisions import Decisions
     from crp_core.model import KnowledgeBase
     from crp_core.support.costs import StageClock
 
@@ -115,15 +116,16 @@ def scan_with_engine(  # noqa: PLR0913  the scan's inputs plus the engine's and 
     progress: Callable[[int, int], None] | None = None,
     check_pool: Executor | None = None,
     clock: StageClock | None = None,
+    decisions: Decisions = None,
 ) -> ConflictScan:
     """The whole-CKF conflict scan (``crp_core.analysis.scan.scan_ckf``) with its pair search on ``engine``:
     the same pairs, winners and report on either. ``progress(done, total)`` counts candidate pairs checked;
     ``check_pool`` (``crp_core.analysis.scan_check.check_pool``) runs the text check; ``clock`` times the
-    scan's stages."""
+    scan's stages; ``decisions``: the operators' pair decisions the arbitration applies."""
     from crp_core.analysis.scan import scan_ckf
 
     if _engine(engine) == "local":
-        return scan_ckf(corpus, config, now, progress=progress, check_pool=check_pool, clock=clock)
+        return scan_ckf(corpus, config, now, decisions, progress=progress, check_pool=check_pool, clock=clock)
     from crp_core.engines.ray_engine import ray_searcher, ray_session
 
     with ray_session(address, workers):
@@ -131,6 +133,7 @@ def scan_with_engine(  # noqa: PLR0913  the scan's inputs plus the engine's and 
             corpus,
             config,
             now,
+            decisions,
             progress=progress,
             searcher=ray_searcher(None if address else workers),
             check_pool=check_pool,

@@ -212,3 +212,28 @@ def test_a_negative_or_bad_top_is_refused(ckf, capsys, top, said):
     with pytest.raises(SystemExit) as exc:
         main(["conflicts", "--ckf", str(ckf), "--top", top])
     assert exc.value.code == 2 and f"argument --top: {said}" in capsys.readouterr().err
+
+
+def test_the_operators_decisions_apply_as_in_the_dashboards_queue(ckf, tmp_path, capsys, monkeypatch):
+    """As every pipeline command: the store's pair decisions arbitrate the scan's pairs (an override names the
+    winner, a dismissal leaves the pair alone) and the summary names the store; --no-triage-db applies none."""
+    from crp_core.decisions import Decision
+    from crp_core.triage import DecisionStore
+
+    monkeypatch.delenv("CRP_INSPECT_TRIAGE_DB")
+    db = tmp_path / "team.sqlite"
+    with DecisionStore(db) as store:
+        store.record(Decision.override("F1", "F2", winner="F2", operator="alice"))
+        store.record(Decision.dismiss("G1", "G2", operator="bob"))
+    args = ("--ckf", ckf, "--now", NOW, "--cache-dir", str(tmp_path / "c"))
+    status, out, err = run(capsys, *args, "--json", "--triage-db", str(db))
+    assert status == 0, err
+    got = {(p["fact_a"], p["fact_b"]): (p["decision"], p["kept"], p["suppressed"]) for p in json.loads(out)}
+    assert got[("F1", "F2")] == ("override", ["F2"], "F1")
+    assert got[("G1", "G2")] == ("dismiss", ["G1", "G2"], None)
+    assert got[("F2", "F3")][0] is None  # no decision on that pair: authority decides
+    status, out, _ = run(capsys, *args, "--triage-db", str(db))
+    assert status == 0 and f"operator decisions: 2 in force from {db}\n" in out
+    assert "winner F2, suppress F1 (operator: override)" in out and "dismissed by the operator" in out
+    status, out, _ = run(capsys, *args, "--json", "--no-triage-db")
+    assert {p["decision"] for p in json.loads(out)} == {None}

@@ -16,6 +16,7 @@ from crp_core.cli import main
 from crp_core.cli.conflicts import json_text, pair_rows, write_json
 from crp_core.config import CRPConfig
 from crp_core.support.costs import StageClock
+from tests.support.cli_notes import without_missing_store_note
 from tests.support.conflict_rows import NOW, run, write_rows
 from tests.support.scan_worlds import NOW as WORLD_NOW
 from tests.support.scan_worlds import cluster_corpus
@@ -34,7 +35,7 @@ def test_profile_prints_every_stage_on_stderr_and_leaves_the_json_alone(ckf, tmp
     assert status == 0 and "profile" not in plain_err
     status, out, err = run(capsys, *args, "--profile")
     assert status == 0 and out == plain
-    lines = err.strip().splitlines()
+    lines = without_missing_store_note(err).strip().splitlines()
     assert lines[0] == "conflicts profile"
     assert lines[1].split() == ["stage", "wall", "s", "CPU", "s", "peak", "MB", "RSS", "MB", "workers", "peak", "MB"]
     number = r"\d+(\.\d+)?"
