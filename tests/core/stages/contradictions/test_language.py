@@ -86,7 +86,12 @@ def _corpus(name: str | Path) -> list[dict[str, str]]:
 #: per corpus: the English texts read as another language when the rules were frozen (holdout: five lists of
 #: foreign dishes and an address, headed by one English word; docs/decisions/languages.md), and the other-language
 #: texts recognised, of 200
-MEASURED = {"dev.jsonl": ((), 157), "holdout.jsonl": (("M030", "M075", "M190", "M305", "M312"), 166)}
+MEASURED = {
+    "dev.jsonl": ((), 158),
+    "holdout.jsonl": (("M030", "M075", "M190", "M305", "M312"), 167),
+    # labels and lists of foreign names headed by English words, the holdout's class
+    "holdout2.jsonl": (("L2-018", "L2-040", "L2-157", "L2-159", "L2-161", "L2-253", "L2-348"), 147),
+}
 
 
 @pytest.mark.parametrize("name", sorted(MEASURED))
