@@ -140,11 +140,13 @@ if TYPE_CHECKING:
     # fmt: on
 
 if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
-    from crp_core.analysis.baseline import EnvelopeChange, SideNumbers
+    from crp_core.analysis.baseline import SideNumbers
+    from crp_core.analysis.envelope_changes import EnvelopeChange
     from crp_core.analysis.scan_check import DEFAULT_CHECK_WORKERS
     from crp_core.analysis.scan_store import load_checked, save_checked
     from crp_core.factors.recency import compute_recency
     from crp_core.headers import CONFLICTS, PARTITIONS
+    from crp_core.near_threshold import NearConflict, near_conflicts
     from crp_core.support.digest import Digest, content_digest
     from crp_core.support.memo import LRU, WeakMemo
     from crp_core.support.spreadsheet import csv_cell
@@ -420,8 +422,10 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.triage.roles": ("PermissionRefused", "Role", "RoleBook", "TeamConfigError", "load_roles"),
     "crp_core.triage.team": ("TEAM_ENV", "TeamConfig", "load_team_config"),
     "crp_core.triage.sdk_export": ("SDK_CHECKSUMS", "checksum_algorithm"),
-    "crp_core.analysis.baseline": ("EnvelopeChange", "SideNumbers"),
+    "crp_core.analysis.baseline": ("SideNumbers",),
+    "crp_core.analysis.envelope_changes": ("EnvelopeChange",),
     "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
+    "crp_core.near_threshold": ("NearConflict", "near_conflicts"),
     # the one content digest and the one memo mechanism (the dashboard keeps none of its own)
     "crp_core.support.digest": ("Digest", "content_digest"),
     "crp_core.support.memo": ("LRU", "WeakMemo"),
@@ -498,7 +502,7 @@ __all__ = [
     "compute_recency", "CONFLICTS", "PARTITIONS", "format_timestamp", "FANOUT_DUPLICATES", "FANOUT_REACHING",
     "FanoutRun", "FanoutStep",
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
-    "changed_by_decision",
+    "changed_by_decision", "NearConflict", "near_conflicts",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
     # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals

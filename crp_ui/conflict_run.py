@@ -16,6 +16,7 @@ from crp_core import (
     DecisionSet,
     KnowledgeBase,
     PipelineResult,
+    near_conflicts,
 )
 
 from .conflict_case import arbitration_label
@@ -141,3 +142,18 @@ def effect_frame(before: PipelineResult, after: PipelineResult) -> pd.DataFrame:
     sb, sa = _run_summary(before), _run_summary(after)
     rows = [{"": k, "without operator decisions": sb[k], "with them (this run)": sa[k]} for k in sb]
     return pd.DataFrame(rows, columns=["", "without operator decisions", "with them (this run)"])
+
+
+def near_conflicts_text(result: PipelineResult) -> str | None:
+    """The packed pairs just below ``contradiction_similarity`` whose texts value-conflict, as one warning
+    (``crp_core.near_conflicts``; None when there is none)."""
+    found = near_conflicts(result)
+    if not found:
+        return None
+    top = result.config.contradiction_similarity
+    listed = "; ".join(f"{n.fact_a} ↔ {n.fact_b} (cos {n.similarity:.4f}, {', '.join(n.patterns)})" for n in found)
+    return (
+        f"{len(found)} pair(s) of the envelope read as a value conflict just below contradiction_similarity "
+        f"{top:g}, so stage 4 never arbitrated them and both facts reach the model: {listed}. Lower "
+        "contradiction_similarity to let authority decide them, or decide the pair in the triage queue."
+    )

@@ -54,6 +54,7 @@ from .conflict_run import (
     effect_frame,
     envelope_change,
     envelope_pairs_frame,
+    near_conflicts_text,
     note_in_envelope,
     operator_effects_frame,
 )
@@ -81,6 +82,7 @@ from .queue_view import DECIDED_CHOICES, QUEUE_SORTS, filter_queue, queue_counts
 from .time_strip import flag_notes, pair_time_section
 
 __all__ = [
+    "near_conflicts_text",
     "AUTHORITY_PARTS",
     "DECIDED_CHOICES",
     "EVIDENCE_FIELDS",

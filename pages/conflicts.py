@@ -189,6 +189,9 @@ def envelope_tab(ds: DecisionSet, base_kb: KnowledgeBase) -> None:
         f"{len(res.suppressed)} suppressed, {len(res.backfilled)} backfilled"
     )
     _operator_effects(result, ds, base_kb)
+    near = cv.near_conflicts_text(result)
+    if near is not None:
+        st.warning(render.md_escape(near), icon=":material/call_split:")
     if not res.pairs:
         st.info("No contradiction among this run's selected facts.")
         return

@@ -28,16 +28,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from crp_core.analysis.envelope_changes import EnvelopeChange, entry_change, removal_change
 from crp_core.analysis.sweep import envelope_ids, jaccard
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
-from crp_core.factors.recency import RULES, fact_attributes, recency_state
+from crp_core.factors.recency import recency_state
+from crp_core.near_threshold import near_conflicts
 from crp_core.records import FANOUT_DUPLICATES, FANOUT_REACHING, Duplicate
-from crp_core.stages.contradictions.arbitration import changed_by_decision
 from crp_core.support.text import counted
 
 if TYPE_CHECKING:
@@ -166,24 +167,6 @@ class SideNumbers:
         """The facts named by a fan-out duplicate that are in this side's envelope (envelope order)."""
         named = set(self.duplicate_facts)
         return tuple(f for f in self.envelope if f in named)
-
-
-#: what moved a fact out of (or into) the envelope, most specific first
-ChangeKind = Literal["conflict loser", "operator decision", "duplicate", "expired", "ageing", "outranked", "entered"]
-
-
-@dataclass(frozen=True)
-class EnvelopeChange:
-    """A fact in one envelope only, with why: ``kind`` (:data:`ChangeKind`), one sentence, the other
-    fact it concerns (the conflict winner, the fact it duplicates, the fact whose slot it took) and the
-    tokens its line cost in the envelope that packed it."""
-
-    fact_id: str
-    content: str
-    kind: ChangeKind
-    reason: str
-    related: str | None
-    tokens: int
 
 
 @dataclass(frozen=True)
@@ -370,6 +353,13 @@ class BeforeAfter:
         apart = self._pairs_not_packed_together({c.fact_id for c in losers + decided})
         word = "other pair" if losers or decided else "pair"
         con += f"; {counted(apart, word)} no longer packed together (other facts selected)." if apart else "."
+        near = near_conflicts(self.full)
+        if near:  # a contradiction the threshold let through is said, not counted as resolved
+            con += (
+                f" But {counted(len(near), 'more pair')} of the SPEC-027 envelope read as a value conflict just "
+                f"below contradiction_similarity {self.full.config.contradiction_similarity:g} and "
+                f"{'reaches' if len(near) == 1 else 'reach'} the model unresolved (near conflicts, Conflicts page)."
+            )
         stale = (
             f"Without SPEC-027, {counted(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "
             f"STALE) counted at full weight. With SPEC-027: {len(a.expired_in_envelope)}"
@@ -473,65 +463,6 @@ def token_change(before: Envelope, after: Envelope) -> TokenChange:
     )
 
 
-def _removal(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
-    """Why the SPEC-027 run left out ``fid``, which the SPEC-024-only run packed."""
-    kb = full.corpus.kb
-    fact = kb.get(fid)
-    content = fact.content if fact is not None else ""
-    outcome = next((o for o in full.outcomes if o.fact_id == fid), None)
-    said = outcome.reason if outcome is not None else "not retrieved by the SPEC-027 run"
-    for p in full.resolution.pairs:
-        if p.suppressed == fid and not p.skipped:
-            winner = p.kept[0] if p.kept else None
-            said = said.removeprefix(f"suppressed by {winner}: ")
-            if changed_by_decision(p, full.config):  # a person chose the loser, or made the pair a conflict
-                why = f"left out in favour of {winner} by {said}"
-                return EnvelopeChange(fid, content, "operator decision", why, winner, tokens)
-            # an accept (or an override naming authority's own winner) leaves the loser authority chose; its
-            # reason says the decision
-            why = f"suppressed as the conflict loser to {winner} ({said})"
-            return EnvelopeChange(fid, content, "conflict loser", why, winner, tokens)
-    row = kb.index_of(fid)
-    for dropped, kept in full.resolution.deduplicated:
-        if int(dropped) == row:
-            other = kb.facts[int(kept)].fact_id
-            return EnvelopeChange(
-                fid, content, "duplicate", f"dropped as a duplicate of {other}: {said}", other, tokens
-            )
-    attrs = fact_attributes(kb, full.now, full.config)
-    factor, age, ttl = float(attrs.factor[row]), float(attrs.age_days[row]), float(attrs.ttl_days[row])
-    state = recency_state(RULES[int(attrs.rule[row])])
-    if state == "expired":
-        why = (
-            "status STALE" if fact is not None and fact.status == "STALE" else f"{age:.0f} days old, TTL {ttl:.0f} days"
-        )
-        return EnvelopeChange(
-            fid, content, "expired", f"expired ({why}): recency {factor:.2f} lowered its score; {said}", None, tokens
-        )
-    if state == "ageing":
-        return EnvelopeChange(
-            fid,
-            content,
-            "ageing",
-            f"ageing ({age:.0f} of {ttl:.0f} days of its TTL): recency {factor:.2f} lowered its score; {said}",
-            None,
-            tokens,
-        )
-    return EnvelopeChange(
-        fid, content, "outranked", f"outranked by fresher or more relevant facts: {said}", None, tokens
-    )
-
-
-def _entry(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:
-    kb = full.corpus.kb
-    fact = kb.get(fid)
-    outcome = next((o for o in full.outcomes if o.fact_id == fid), None)
-    said = outcome.reason if outcome is not None else "packed"
-    row = kb.index_of(fid)
-    slot = next((kb.facts[int(b)].fact_id for a, b in full.resolution.backfilled if int(a) == row), None)
-    return EnvelopeChange(fid, fact.content if fact is not None else "", "entered", said, slot, tokens)
-
-
 def before_after(
     corpus: Corpus,
     scenario: Scenario,
@@ -593,7 +524,7 @@ def before_after(
         baseline=base,
         full=full,
         fanout_width=int(scenario.fanout_width or 0),
-        removed=tuple(_removal(full, f, b_cost.get(f, 0)) for f in only_before),
-        entered=tuple(_entry(full, f, a_cost.get(f, 0)) for f in only_after),
+        removed=tuple(removal_change(full, f, b_cost.get(f, 0)) for f in only_before),
+        entered=tuple(entry_change(full, f, a_cost.get(f, 0)) for f in only_after),
         tokens=token_change(base.result.envelope, full.envelope),
     )

@@ -21,7 +21,8 @@ from crp_core.records import FANOUT_REACHING
 from crp_core.support.text import counted
 
 if TYPE_CHECKING:
-    from crp_core.analysis.baseline import BeforeAfter, EnvelopeChange, SideNumbers
+    from crp_core.analysis.baseline import BeforeAfter, SideNumbers
+    from crp_core.analysis.envelope_changes import EnvelopeChange
     from crp_core.analysis.report_inputs import ReportInputs
     from crp_core.model import KnowledgeBase
 

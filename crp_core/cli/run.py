@@ -31,6 +31,7 @@ from crp_core.cli.operator_decisions import (
 )
 from crp_core.config import CRPConfig, layered_config
 from crp_core.io.timeparse import format_timestamp
+from crp_core.near_threshold import near_conflicts
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
@@ -175,3 +176,9 @@ def _print_conflicts(result: PipelineResult) -> None:
         auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in pair.authority.items())
         read = pair.patterns_text("/")
         out(f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {read}; authority {auth}; {verdict}\n")
+    near = near_conflicts(result)
+    if near:
+        top = result.config.contradiction_similarity
+        out(f"near conflicts (packed, cosine just below contradiction_similarity {top:g}; not resolved)\n")
+        for n in near:
+            out(f"  {n.fact_a} vs {n.fact_b}: cos={n.similarity:.3f} {'/'.join(n.patterns)}; both reach the model\n")

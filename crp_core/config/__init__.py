@@ -132,6 +132,15 @@ class CRPConfig:
             "flagged as a close call, wherever a winner is shown",
         ),
     )
+    near_conflict_margin: float = field(
+        default=0.05,
+        metadata=_origin(
+            "project",
+            "how far below contradiction_similarity a cosine may be for two packed facts whose texts value-conflict "
+            "to be reported as a near conflict (not resolved: a hint that the threshold let a contradiction "
+            "through); 0 reports none",
+        ),
+    )
     backfill: bool = field(
         default=True,
         metadata=_origin("project", "refill a suppressed fact's slot with the next non-conflicting candidate"),

@@ -123,6 +123,7 @@ RANGES: dict[str, tuple[float, float]] = {
     "branch_depth_weight": (0.0, 1.0),
     "authority_tie_tolerance": (0.0, 1.0),
     "winner_margin_warn": (0.0, 1.0),
+    "near_conflict_margin": (0.0, 1.0),
     "candidate_k": (1, 10_000),
     "hnsw_m": (2, 128),
     "hnsw_ef_construction": (1, 4_000),
