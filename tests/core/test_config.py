@@ -89,7 +89,7 @@ def test_origin_marks_project_defaults():
 def test_all_keys_expands_tables():
     keys = all_keys()
     assert "ttl_days.news" in keys and "importance.unverified" in keys
-    assert len(keys) == len(set(keys)) == 32 + 3 * len(SOURCE_TYPES)  # 32 scalar keys, 3 tables
+    assert len(keys) == len(set(keys)) == 33 + 3 * len(SOURCE_TYPES)  # 33 scalar keys, 3 tables
 
 
 def test_toml_round_trip_including_no_expiry():
