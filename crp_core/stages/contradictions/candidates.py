@@ -64,6 +64,7 @@ from crp_core.stages.contradictions.subjects import (
     designator,
     numbered_subjects,
     opposed,
+    opposed_qualifiers,
     other_subjects,
     present,
     stated_by,
@@ -177,6 +178,7 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
         and not numbered_subjects(da, db, c.diffs)
         and date_within_span(da, db, list(c.diffs))
         and bound_split(da, db, list(c.diffs))
+        and opposed_qualifiers(da, db, list(c.diffs))
     ]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))

@@ -354,6 +354,28 @@ OPPOSED_QUALIFIERS = (
     ("weekday", "weekend"),
     ("interior", "exterior"),
     ("domestic", "international"),
+) + tuple(
+    (stem(x), stem(y))
+    for x, y in (
+        ("freight", "passenger"),
+        ("loaded", "empty"),
+        ("next", "last"),
+        ("standard", "express"),
+        ("theory", "practical"),
+        ("beginner", "advanced"),
+        ("male", "female"),
+        ("men", "women"),
+        ("boys", "girls"),
+        ("single", "double"),
+        ("arrival", "departure"),
+        ("wet", "dry"),
+        ("hot", "cold"),
+        ("small", "large"),
+        ("private", "commercial"),
+        ("inbound", "outbound"),
+        ("summer", "winter"),
+        ("spring", "autumn"),
+    )
 )
 _VALUE_PATTERNS = frozenset([NUMBER_CHANGED, MAGNITUDE_ALTERED, DATE_SHIFTED])
 _LETTERS = re.compile(r"[a-z]+")
