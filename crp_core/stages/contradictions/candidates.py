@@ -532,13 +532,23 @@ def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
     return {
         "neg_sides": float(any(c.negs for c in da.clauses) + any(c.negs for c in db.clauses)),
         "clean_side": float(cued_a != cued_b),
-        "polar_opposed": float(any(x != y for g in shared for x in sa[g] for y in sb[g])),
+        "polar_opposed": float(any(x != y for g in shared for x in sa[g] for y in sb[g]) or _base_opposed(da, db)),
         "polar_agree": float(any(sa[g] & sb[g] for g in shared) or _polar_named(da, db) or _polar_named(db, da)),
         "gov_stated": float(_governed_stated(da, db) or _governed_stated(db, da)),
         "neg_valued": float(_neg_valued(da) or _neg_valued(db)),
         "only_sides": float(_restricted(da) + _restricted(db)),
         "unless_restated": float(without_unless(da, db) or without_unless(db, da)),
     }
+
+
+def _base_opposed(da: Doc, db: Doc) -> bool:
+    """Does one text deny with a negating prefix a word whose base the other text asserts with no negation in its
+    clause ("are unsafe to use" / "are still safe to use")? The two assert one word with opposite signs, as two
+    polarity words of one group do."""
+    for d, other in ((da, db), (db, da)):
+        if any(prefixed(d, c, other) for c in d.clauses[:PAIR_MAX_CLAUSES]) and not other.negated:
+            return True
+    return False
 
 
 def _polar_named(d: Doc, other: Doc) -> bool:
