@@ -375,6 +375,8 @@ OPPOSED_QUALIFIERS = (
         ("inbound", "outbound"),
         ("summer", "winter"),
         ("spring", "autumn"),
+        ("north", "south"),
+        ("east", "west"),
     )
 )
 _VALUE_PATTERNS = frozenset([NUMBER_CHANGED, MAGNITUDE_ALTERED, DATE_SHIFTED])
