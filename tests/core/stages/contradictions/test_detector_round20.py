@@ -1,0 +1,94 @@
+"""The detector's twentieth round (docs/decisions/detector-round20.md): one test per error class fixed, each with the
+near miss the change must keep. Hand-written sentences; none comes from a labelled corpus."""
+
+from __future__ import annotations
+
+from crp_core.stages.contradictions.candidates import polarity_features
+from crp_core.stages.contradictions.clauses import analyse, tokenize
+from crp_core.stages.contradictions.lexicon import ENTITY, FUNC
+from crp_core.stages.contradictions.values import (
+    DATE_SHIFTED,
+    MAGNITUDE_ALTERED,
+    NEGATION_FLIP,
+    NUMBER_CHANGED,
+    learned_candidates,
+    values_conflict,
+)
+from tests.support.detector_cases import patterns
+
+
+def _token(text: str, word: str):
+    (tok,) = [t for t in tokenize(text) if t.text == word]
+    return tok
+
+
+def test_opposed_qualifiers_separate_the_learned_comparisons_values() -> None:
+    # adults and children: two kinds of one ticket, each with its own price; the learned comparison proposes no
+    # changed price between them, as the rules already read none
+    a = "Adult tickets for the harbour cruise cost £18 when booked online."
+    b = "A child's ticket for the harbour cruise is £9 if you book on the website."
+    assert not [c for c in learned_candidates(a, b) if NUMBER_CHANGED in c.patterns]
+    assert values_conflict(a, b) is None
+    # near miss: one kind on both sides keeps its changed price
+    c = "Adult tickets for the harbour cruise are £24 if you book on the website."
+    assert [c for c in learned_candidates(a, c) if NUMBER_CHANGED in c.patterns]
+
+
+def test_more_opposed_qualifiers_name_two_kinds_of_one_thing() -> None:
+    # freight and passenger trains, the summer and the winter timetable, the last and the next service
+    a = "Freight trains on the Kelso branch are limited to 35 mph."
+    assert values_conflict(a, "Passenger trains on the Kelso branch may run at 55 mph.") is None
+    c = "The summer timetable of the island ferry starts on 28 March."
+    assert values_conflict(c, "The winter timetable of the island ferry starts on 24 October.") is None
+    e = "The boiler's last annual service was carried out on 4 March 2025."
+    assert values_conflict(e, "The boiler's next annual service is due on 4 March 2026.") is None
+    # the compass points name two parts of one place
+    g = "Bins in the north ward are collected every Tuesday at 7 am."
+    assert values_conflict(g, "Bins in the south ward are collected every Tuesday at 9 am.") is None
+    # near misses: one kind on both sides keeps its changed value
+    assert patterns(a, "Freight trains on the Kelso branch are limited to 55 mph.") == (NUMBER_CHANGED,)
+    assert patterns(c, "The summer timetable of the island ferry starts on 4 April.") == (DATE_SHIFTED,)
+    assert patterns(g, "Bins in the north ward are collected every Tuesday at 9 am.") == (NUMBER_CHANGED,)
+
+
+def test_a_percentage_off_or_a_discount_is_the_part_taken_off_the_whole() -> None:
+    # 25% off the fare is three quarters of it, one value in two forms
+    a = "Students get 25% off the standard day fare."
+    assert values_conflict(a, "Students pay three quarters of the standard day fare.") is None
+    assert values_conflict("Members receive a 40% discount on court hire.", "Members pay 60% of court hire.") is None
+    # near miss: the share left of another figure is another magnitude
+    assert patterns(a, "Students pay half the standard day fare.", learned=False) == (MAGNITUDE_ALTERED,)
+
+
+def test_a_capital_i_right_after_a_name_is_a_roman_numeral() -> None:
+    # "Phase I" names a phase as "Phase II" does: two phases, each with its own figure
+    a = "Volunteers in Phase I trials receive £40 per visit."
+    assert _token(a, "Phase I").kind == ENTITY
+    assert values_conflict(a, "Volunteers in Phase II trials receive £65 per visit.", False) is None
+    assert values_conflict("Grade I buildings make up 2% of the register.", "Grade II buildings make up 92% of it.") is None
+    # near misses: one phase on both sides keeps its changed fee; the pronoun keeps its reading
+    assert patterns(a, "Volunteers in Phase I trials receive £65 per visit.", learned=False) == (NUMBER_CHANGED,)
+    assert _token("On Monday I will call the clinic.", "I").kind == FUNC
+    assert _token("Yesterday I called the clinic.", "I").kind == FUNC
+
+
+def test_a_side_of_a_bound_split_with_a_value_of_its_own_is_another_subject() -> None:
+    # small boats pay a share less than the standard fee, large boats the standard fee: two sides of one split
+    a = "Mooring fees for boats under 8 metres are 40% lower than the standard rate."
+    b = "Boats over 8 metres pay the standard mooring rate."
+    assert values_conflict(a, b, False) is None
+    # near misses: the reversed bound alone is still a flip, and so is a bound alone reversed
+    c = "Boats under 8 metres pay the standard mooring rate."
+    assert patterns(c, b, learned=False) == (NEGATION_FLIP,)
+    assert patterns("Riders must be at least 16.", "Riders must be at most 16.", learned=False) == (NEGATION_FLIP,)
+
+
+def test_a_negating_prefix_against_its_asserted_base_is_an_opposed_polarity() -> None:
+    # "unsafe" denies the "safe" the other text asserts: the two state one word with opposite signs
+    a = "Vials that have been frozen are still safe to use and can be given as normal."
+    b = "Vials that have been frozen are unsafe to use and must be thrown away."
+    assert polarity_features(analyse(a), analyse(b))["polar_opposed"] == 1.0
+    assert patterns(a, b) == (NEGATION_FLIP,)
+    # near miss: against a text that negates too ("not safe"), the prefix is no assertion against a bare base
+    c = "Vials that have been frozen are not safe to use and must be thrown away."
+    assert polarity_features(analyse(c), analyse(b))["polar_opposed"] == 0.0
