@@ -65,7 +65,10 @@ def test_a_capital_i_right_after_a_name_is_a_roman_numeral() -> None:
     a = "Volunteers in Phase I trials receive £40 per visit."
     assert _token(a, "Phase I").kind == ENTITY
     assert values_conflict(a, "Volunteers in Phase II trials receive £65 per visit.", False) is None
-    assert values_conflict("Grade I buildings make up 2% of the register.", "Grade II buildings make up 92% of it.") is None
+    assert (
+        values_conflict("Grade I buildings make up 2% of the register.", "Grade II buildings make up 92% of it.")
+        is None
+    )
     # near misses: one phase on both sides keeps its changed fee; the pronoun keeps its reading
     assert patterns(a, "Volunteers in Phase I trials receive £65 per visit.", learned=False) == (NUMBER_CHANGED,)
     assert _token("On Monday I will call the clinic.", "I").kind == FUNC
