@@ -95,3 +95,15 @@ def test_a_negating_prefix_against_its_asserted_base_is_an_opposed_polarity() ->
     # near miss: against a text that negates too ("not safe"), the prefix is no assertion against a bare base
     c = "Vials that have been frozen are not safe to use and must be thrown away."
     assert polarity_features(analyse(c), analyse(b))["polar_opposed"] == 0.0
+
+
+def test_a_negation_against_a_polarity_word_the_other_text_asserts_is_an_opposed_polarity() -> None:
+    # "not part of" denies the "included" the other text asserts of the same towels
+    a = "Towels are included in the day pass."
+    b = "Towels are not part of the day pass and cost extra at reception."
+    assert polarity_features(analyse(a), analyse(b))["polar_opposed"] == 1.0
+    assert patterns(a, b) == (NEGATION_FLIP,)
+    # near miss: two denials assert nothing against each other
+    c = "Towels are not included in the day pass."
+    assert polarity_features(analyse(c), analyse(b))["polar_opposed"] == 0.0
+    assert values_conflict(c, b) is None
