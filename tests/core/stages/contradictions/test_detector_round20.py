@@ -107,3 +107,16 @@ def test_a_negation_against_a_polarity_word_the_other_text_asserts_is_an_opposed
     c = "Towels are not included in the day pass."
     assert polarity_features(analyse(c), analyse(b))["polar_opposed"] == 0.0
     assert values_conflict(c, b) is None
+
+
+def test_a_time_of_day_with_minutes_glued_to_am_or_pm_keeps_its_minutes() -> None:
+    # "9:30am" is one time of day, and the digits after the point of "4.30pm" are minutes
+    assert _token("Orders close at 9:30am.", "9:30am").qty.base == 570.0
+    assert _token("The gates shut at 4.30pm.", "4.30pm").qty.base == 990.0
+    a = "Packed lunches must be ordered by 9:30am on the day."
+    assert patterns(a, "The deadline for packed lunch orders is 10am on the day.") == (NUMBER_CHANGED,)
+    assert patterns("The gates shut at 4.30pm.", "The gates shut at 4pm.", learned=False) == (NUMBER_CHANGED,)
+    # near misses: the same time in other forms is one value, and a period after "pm" still ends the sentence
+    assert values_conflict(a, "The deadline for packed lunch orders is 9.30 am on the day.") is None
+    assert values_conflict("The gates shut at 4.30pm.", "The gates shut at 16:30.") is None
+    assert [t.text for t in tokenize("Orders close at 9:30pm. Late orders wait.")][3:5] == ["9:30pm", "."]
