@@ -32,9 +32,9 @@ _MOMENT_BOUNDS = frozenset(["no later than", "not later than", "no earlier than"
 _LEAD_AFTER = frozenset(["before", "prior", "ahead", "beforehand", "earlier"])
 
 
-
 #: the hours and minutes that open a time of day
 _HOURS_MINUTES = re.compile(r"(\d{1,2}):(\d{2})")
+
 
 class LexerBase:
     """The lexer's state and its date and time readers (one instance per text)."""
