@@ -120,3 +120,12 @@ def test_a_time_of_day_with_minutes_glued_to_am_or_pm_keeps_its_minutes() -> Non
     assert values_conflict(a, "The deadline for packed lunch orders is 9.30 am on the day.") is None
     assert values_conflict("The gates shut at 4.30pm.", "The gates shut at 16:30.") is None
     assert [t.text for t in tokenize("Orders close at 9:30pm. Late orders wait.")][3:5] == ["9:30pm", "."]
+
+
+def test_the_cubic_centimetre_is_a_unit_of_volume() -> None:
+    # an engine's "125 cc" is 125 ml, so 0.125 litres restates it and 0.25 litres changes it
+    assert _token("Learner bikes are limited to 125 cc.", "125 cc").qty.dim == "volume"
+    a = "Learner bikes are limited to 125 cc."
+    assert values_conflict(a, "Learner bikes may have engines of up to 0.125 litres.") is None
+    # near miss: a capacity far from it is another capacity
+    assert patterns(a, "Learner bikes are limited to 0.25 litres.", learned=False) == (NUMBER_CHANGED,)
