@@ -545,7 +545,7 @@ def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
 
 def _base_opposed(da: Doc, db: Doc) -> bool:
     """Does one text deny with a negating prefix a word whose base the other text asserts with no negation in its
-    clause ("are unsafe to use" / "are still safe to use")? The two assert one word with opposite signs, as two
+    clause ("the ladder is unsafe" / "the ladder is safe")? The two assert one word with opposite signs, as two
     polarity words of one group do."""
     for d, other in ((da, db), (db, da)):
         if any(prefixed(d, c, other) for c in d.clauses[:PAIR_MAX_CLAUSES]) and not other.negated:
@@ -555,8 +555,8 @@ def _base_opposed(da: Doc, db: Doc) -> bool:
 
 def _denied(da: Doc, db: Doc) -> bool:
     """Does a clause of one text deny with a negation and no polarity word what a clause of the other text, sharing a
-    word with it, asserts with a positive polarity word and no negation ("Dogs are welcome at the sale" / "No dogs on
-    site")?"""
+    word with it, asserts with a positive polarity word and no negation ("Towels are included in the pass" / "Towels
+    are not part of the pass")?"""
     for d, other in ((da, db), (db, da)):
         toks = other.tokens
         asserted = [

@@ -166,9 +166,9 @@ def _on(span: tuple[int, int], split: set[tuple[int, int]]) -> bool:
 
 
 def _own_value(d: Doc, split: set[tuple[int, int]], other: Doc) -> bool:
-    """Does the text state a number or a date off the split that the other text does not state at all ("Vessels
-    under 10 metres pay *50%* less" / "Vessels over 10 metres pay the standard rate")? Then that side of the split
-    has a value of its own, as a changed value is each side's own."""
+    """Does the text state a number or a date off the split that the other text does not state at all ("Boats under
+    8 metres pay *40%* less" / "Boats over 8 metres pay the standard rate")? Then that side of the split has a value
+    of its own, as a changed value is each side's own."""
     theirs = [u for u in other.tokens if u.kind in (NUMBER, DATE)]
     return any(
         t.kind in (NUMBER, DATE) and (t.start, t.end) not in split and not any(same_value(t, u) for u in theirs)
