@@ -8,6 +8,7 @@ from crp_core.stages.contradictions.clauses import analyse, tokenize
 from crp_core.stages.contradictions.lexicon import ENTITY, FUNC
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
+    ENTITY_SUBSTITUTED,
     MAGNITUDE_ALTERED,
     NEGATION_FLIP,
     NUMBER_CHANGED,
@@ -129,3 +130,12 @@ def test_the_cubic_centimetre_is_a_unit_of_volume() -> None:
     assert values_conflict(a, "Learner bikes may have engines of up to 0.125 litres.") is None
     # near miss: a capacity far from it is another capacity
     assert patterns(a, "Learner bikes are limited to 0.25 litres.", learned=False) == (NUMBER_CHANGED,)
+
+
+def test_immunisation_is_no_prefixed_word() -> None:
+    # "immunisation" begins like "im-" before "m" but negates nothing: the team it names was changed
+    assert _token("Send the forms to the immunisation team.", "immunisation").sub != "negpfx"
+    a = "Send the signed consent forms to the immunisation team by Friday."
+    assert patterns(a, "Send the signed consent forms to the school office team by Friday.") == (ENTITY_SUBSTITUTED,)
+    # near miss: a word with a negating prefix keeps it ("impassable" is "passable" denied)
+    assert _token("The ford is impassable after rain.", "impassable").sub == "negpfx"
