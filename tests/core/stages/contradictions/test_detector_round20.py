@@ -139,3 +139,14 @@ def test_immunisation_is_no_prefixed_word() -> None:
     assert patterns(a, "Send the signed consent forms to the school office team by Friday.") == (ENTITY_SUBSTITUTED,)
     # near miss: a word with a negating prefix keeps it ("impassable" is "passable" denied)
     assert _token("The ford is impassable after rain.", "impassable").sub == "negpfx"
+
+
+def test_two_capitalised_names_joined_by_of_or_for_are_one_name() -> None:
+    # "Joint Council for Qualifications" is one name, whose parts the acronym "JCQ" spells
+    a = "Entries are checked by the Joint Council for Qualifications."
+    assert _token(a, "Joint Council for Qualifications").kind == ENTITY
+    assert values_conflict(a, "Entries are checked by the JCQ.", False) is None
+    # near misses: another name after the same link is a changed name, and a lower-case word after the link ends it
+    b = "Entries are checked by the Joint Council for Examinations."
+    assert patterns(a, b, learned=False) == (ENTITY_SUBSTITUTED,)
+    assert _token("Rooms at the Royal Hotel for guests cost £90.", "Royal Hotel").kind == ENTITY
