@@ -64,6 +64,7 @@ from crp_core.stages.contradictions.subjects import (
     designator,
     numbered_subjects,
     opposed,
+    opposed_qualifiers,
     other_subjects,
     present,
     stated_by,
@@ -177,6 +178,7 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
         and not numbered_subjects(da, db, c.diffs)
         and date_within_span(da, db, list(c.diffs))
         and bound_split(da, db, list(c.diffs))
+        and opposed_qualifiers(da, db, list(c.diffs))
     ]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
@@ -530,13 +532,40 @@ def polarity_features(da: Doc, db: Doc) -> dict[str, float]:
     return {
         "neg_sides": float(any(c.negs for c in da.clauses) + any(c.negs for c in db.clauses)),
         "clean_side": float(cued_a != cued_b),
-        "polar_opposed": float(any(x != y for g in shared for x in sa[g] for y in sb[g])),
+        "polar_opposed": float(
+            any(x != y for g in shared for x in sa[g] for y in sb[g]) or _base_opposed(da, db) or _denied(da, db)
+        ),
         "polar_agree": float(any(sa[g] & sb[g] for g in shared) or _polar_named(da, db) or _polar_named(db, da)),
         "gov_stated": float(_governed_stated(da, db) or _governed_stated(db, da)),
         "neg_valued": float(_neg_valued(da) or _neg_valued(db)),
         "only_sides": float(_restricted(da) + _restricted(db)),
         "unless_restated": float(without_unless(da, db) or without_unless(db, da)),
     }
+
+
+def _base_opposed(da: Doc, db: Doc) -> bool:
+    """Does one text deny with a negating prefix a word whose base the other text asserts with no negation in its
+    clause ("the ladder is unsafe" / "the ladder is safe")? The two assert one word with opposite signs, as two
+    polarity words of one group do."""
+    for d, other in ((da, db), (db, da)):
+        if any(prefixed(d, c, other) for c in d.clauses[:PAIR_MAX_CLAUSES]) and not other.negated:
+            return True
+    return False
+
+
+def _denied(da: Doc, db: Doc) -> bool:
+    """Does a clause of one text deny with a negation and no polarity word what a clause of the other text, sharing a
+    word with it, asserts with a positive polarity word and no negation ("Towels are included in the pass" / "Towels
+    are not part of the pass")?"""
+    for d, other in ((da, db), (db, da)):
+        toks = other.tokens
+        asserted = [
+            c for c in other.clauses[:PAIR_MAX_CLAUSES] if not c.negs and any(toks[k].sign > 0 for k in c.polars)
+        ]
+        denied = [c for c in d.clauses[:PAIR_MAX_CLAUSES] if c.negs and not c.polars]
+        if any(x.bag & y.bag for x in asserted for y in denied):
+            return True
+    return False
 
 
 def _polar_named(d: Doc, other: Doc) -> bool:

@@ -10,55 +10,9 @@ from crp_core.stages.contradictions.lexer import Lexer
 from crp_core.stages.contradictions.lexicon import BREAK, DATE, ENTITY, FUNC, NEG, NUMBER, POLAR, WORD, stem
 from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
 from crp_core.stages.contradictions.memos import text_memo
+from crp_core.stages.contradictions.names import demote_weak, merge_names
 from crp_core.stages.contradictions.quantities import signed_temperatures
 from crp_core.stages.contradictions.tokens import Quantity, Token, measured_things, sentence_spans, word_key
-
-
-def _merge_names(toks: list[Token], text: str) -> list[Token]:
-    """Adjacent capitalised names form one entity ("Cloud Native Computing Foundation"); a
-    possessive ends a run ("Lumen's Frankfurt region")."""
-    out: list[Token] = []
-    for t in toks:
-        if (
-            t.kind == ENTITY
-            and t.sub in ("name", "acro", "lex", "weak", "name+poss", "acro+poss", "lex+poss", "weak+poss")
-            and t.text[0].isupper()
-            and out
-        ):
-            p = out[-1]
-            if (
-                p.kind == ENTITY
-                and p.sub in ("name", "acro", "lex", "weak")
-                and p.text[0].isupper()
-                and text[p.end : t.start] == " "
-            ):
-                out[-1] = Token(
-                    text[p.start : t.end],
-                    p.start,
-                    t.end,
-                    ENTITY,
-                    p.key + " " + t.key,
-                    parts=p.parts + t.parts,
-                    sub=t.sub,
-                )
-                continue
-        out.append(t)
-    return out
-
-
-def _demote_weak(toks: list[Token]) -> list[Token]:
-    """A capitalised sentence-initial word that appears in lower case elsewhere in the text is an
-    ordinary word ("Stale entries ... stale"), not a name."""
-    lower = {t.text.lower() for t in toks if t.kind in (WORD, FUNC) and t.text[:1].islower()}
-    if not any(t.sub.startswith("weak") for t in toks):
-        return toks
-    return [
-        Token(t.text, t.start, t.end, WORD, word_key(t.text.lower()))
-        if t.sub.startswith("weak") and t.text.lower() in lower and t.kind == ENTITY
-        else t
-        for t in toks
-    ]
-
 
 _COMPARATIVES = frozenset(
     [
@@ -256,8 +210,8 @@ def tokenize(text: str) -> tuple[Token, ...]:
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
     toks = weekday_dates(_compound_durations(signed_temperatures(Lexer(text).run(), text), text), text)
     return tuple(
-        _merge_names(
-            _attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(_demote_weak(toks))))),
+        merge_names(
+            _attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(demote_weak(toks))))),
             text,
         )
     )

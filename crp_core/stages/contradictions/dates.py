@@ -32,6 +32,10 @@ _MOMENT_BOUNDS = frozenset(["no later than", "not later than", "no earlier than"
 _LEAD_AFTER = frozenset(["before", "prior", "ahead", "beforehand", "earlier"])
 
 
+#: the hours and minutes that open a time of day
+_HOURS_MINUTES = re.compile(r"(\d{1,2}):(\d{2})")
+
+
 class LexerBase:
     """The lexer's state and its date and time readers (one instance per text)."""
 
@@ -149,7 +153,8 @@ class LexerBase:
 
     def clock(self, i: int) -> int:
         r = self.raw[i]
-        hh, mm = (int(x) for x in r.text[:5].split(":")[:2]) if ":" in r.text[:3] else (0, 0)
+        m = _HOURS_MINUTES.match(r.text)  # "9:30", "9:30am", "21:15:00"
+        hh, mm = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
         low = r.low.replace(".", "")
         if low.endswith("pm") and hh < 12:
             hh += 12

@@ -463,12 +463,13 @@ class Lexer(ShareLexer):
         return i + 2
 
     def designator(self, i: int) -> bool:
-        """Is the capital letter at raw ``i`` a designator? Any letter but the pronoun "I"; "A", also the
-        article, only right after a capitalised word and before no capitalised one ("Studio A is", "a Category A
-        licence"; "Room With A View" and "Yesterday A ..." keep the article)."""
+        """Is the capital letter at raw ``i`` a designator? Any letter; "A", also the article, only right after a
+        capitalised word and before no capitalised one ("Studio A is", "a Category A licence"; "Room With A View"
+        and "Yesterday A ..." keep the article); "I", also the pronoun, only as the first Roman numeral right
+        after a name ("Grade I buildings", "Phase I trials"; "Yesterday I ...", "On Tuesday I ..." keep the pronoun)."""
         s = self.raw[i].text
         if s == "I":
-            return False
+            return self.named_before(i) and bool(self.out) and self.out[-1].kind == ENTITY
         nxt = self.raw[i + 1] if i + 1 < len(self.raw) else None
         return s != "A" or (self.named_before(i) and not (nxt is not None and nxt.text[:1].isupper()))
 

@@ -490,7 +490,10 @@ class NumberLexer(LexerBase):
         if low in ("st", "nd", "rd", "th"):
             return self.number(i, base, exact, r.start, r.end, i + 1)
         if low in ("am", "pm") and base <= 12:
-            minutes = (int(base) % 12 + (12 if low == "pm" else 0)) * 60
+            # "9.30am": the digits after the point are minutes, as after the colon of "9:30am"
+            whole, _, part = exact.partition(".")
+            mins = int(part) if len(part) == 2 and int(part) < 60 else 0
+            minutes = (int(whole) % 12 + (12 if low == "pm" else 0)) * 60 + mins
             self.push_qty(
                 r.start,
                 r.end,

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc
-from crp_core.stages.contradictions.lexicon import DATE, DATE_SHIFTED, NEGATION_FLIP
+from crp_core.stages.contradictions.lexicon import DATE, DATE_SHIFTED, NEGATION_FLIP, NUMBER
 from crp_core.stages.contradictions.tokens import Token
-from crp_core.stages.contradictions.value_compare import opposite_ends
+from crp_core.stages.contradictions.value_compare import opposite_ends, same_value
 
 __all__ = ["bound_split", "date_within_span", "period_ends"]
 
@@ -153,11 +153,27 @@ def bound_split(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
     if found is None:
         return diffs
     sa, sb = found
-    on_split = [d for d in diffs if d.span_a in sa or d.span_b in sb]
+    on_split = [d for d in diffs if _on(d.span_a, sa) or _on(d.span_b, sb)]
     others = [d for d in diffs if d not in on_split]
     if not others:
-        return diffs
+        return [] if _own_value(da, sa, db) or _own_value(db, sb, da) else diffs
     return [d for d in others if d.pattern == NEGATION_FLIP]  # a flip elsewhere in the texts stays
+
+
+def _on(span: tuple[int, int], split: set[tuple[int, int]]) -> bool:
+    """Is ``span`` a split quantity, with or without its bound's words ("10 metres", "under 10 metres")?"""
+    return any(span[0] <= start and span[1] == end for start, end in split)
+
+
+def _own_value(d: Doc, split: set[tuple[int, int]], other: Doc) -> bool:
+    """Does the text state a number or a date off the split that the other text does not state at all ("Boats under
+    8 metres pay *40%* less" / "Boats over 8 metres pay the standard rate")? Then that side of the split has a value
+    of its own, as a changed value is each side's own."""
+    theirs = [u for u in other.tokens if u.kind in (NUMBER, DATE)]
+    return any(
+        t.kind in (NUMBER, DATE) and (t.start, t.end) not in split and not any(same_value(t, u) for u in theirs)
+        for t in d.tokens
+    )
 
 
 #: words right before a date that make it the start of what its clause names ("close from 2 April", "shut

@@ -342,8 +342,10 @@ def _plain(t: Token) -> bool:
     return t.kind == NUMBER and t.qty is not None and t.qty.dim == "" and t.qty.bound == 0
 
 
-#: qualifiers that name two kinds of one thing ("Adult day tickets" / "Child day tickets", "Half-day treks" /
-#: "Full-day treks", "the upper jaw" / "the lower jaw"), as stems
+#: qualifiers that name two kinds or parts of one thing ("Adult day tickets" / "Child day tickets", "Half-day treks" /
+#: "Full-day treks", "the upper jaw" / "the lower jaw", "Freight trains" / "Passenger trains", "the summer timetable" /
+#: "the winter timetable", "the north ward" / "the south ward"), as stems; words whose stem is also a common word of
+#: another sense stay out ("day" / "night": "per day"; "short" / "long": "3 metres long")
 OPPOSED_QUALIFIERS = (
     ("adult", "child"),
     ("half", "full"),
@@ -354,6 +356,30 @@ OPPOSED_QUALIFIERS = (
     ("weekday", "weekend"),
     ("interior", "exterior"),
     ("domestic", "international"),
+) + tuple(
+    (stem(x), stem(y))
+    for x, y in (
+        ("freight", "passenger"),
+        ("loaded", "empty"),
+        ("next", "last"),
+        ("standard", "express"),
+        ("theory", "practical"),
+        ("beginner", "advanced"),
+        ("male", "female"),
+        ("men", "women"),
+        ("boys", "girls"),
+        ("single", "double"),
+        ("arrival", "departure"),
+        ("wet", "dry"),
+        ("hot", "cold"),
+        ("small", "large"),
+        ("private", "commercial"),
+        ("inbound", "outbound"),
+        ("summer", "winter"),
+        ("spring", "autumn"),
+        ("north", "south"),
+        ("east", "west"),
+    )
 )
 _VALUE_PATTERNS = frozenset([NUMBER_CHANGED, MAGNITUDE_ALTERED, DATE_SHIFTED])
 _LETTERS = re.compile(r"[a-z]+")

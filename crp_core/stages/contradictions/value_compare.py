@@ -118,8 +118,8 @@ def _quantity_pattern(p: Quantity, q: Quantity) -> str:
 
 
 #: the words after a percentage that make it the part taken off a whole ("60% less than the fee", "10% below its
-#: weight"), so that the whole's share left is 100 less that percentage
-LESS_AFTER = ("less than ", "lower than ", "cheaper than ", "below ", "under ")
+#: weight", "25% off the fare", "a 40% discount"), so that the whole's share left is 100 less that percentage
+LESS_AFTER = ("less than ", "lower than ", "cheaper than ", "below ", "under ", "off ", "discount")
 
 
 def _after(text: str, t: Token) -> str:
