@@ -42,17 +42,8 @@ def merge_names(toks: list[Token], text: str) -> list[Token]:
             and out
         ):
             if _linked_name(out, t, text):
-                p = out[-2]
                 del out[-1]
-                out[-1] = Token(
-                    text[p.start : t.end],
-                    p.start,
-                    t.end,
-                    ENTITY,
-                    p.key + " " + t.key,
-                    parts=p.parts + t.parts,
-                    sub=t.sub,
-                )
+                out[-1] = _joined(out[-1], t, text)
                 continue
             p = out[-1]
             if (
@@ -61,18 +52,15 @@ def merge_names(toks: list[Token], text: str) -> list[Token]:
                 and p.text[0].isupper()
                 and text[p.end : t.start] == " "
             ):
-                out[-1] = Token(
-                    text[p.start : t.end],
-                    p.start,
-                    t.end,
-                    ENTITY,
-                    p.key + " " + t.key,
-                    parts=p.parts + t.parts,
-                    sub=t.sub,
-                )
+                out[-1] = _joined(p, t, text)
                 continue
         out.append(t)
     return out
+
+
+def _joined(p: Token, t: Token, text: str) -> Token:
+    """One name from ``p`` to ``t`` (the text between them included), keyed by both."""
+    return Token(text[p.start : t.end], p.start, t.end, ENTITY, p.key + " " + t.key, parts=p.parts + t.parts, sub=t.sub)
 
 
 def demote_weak(toks: list[Token]) -> list[Token]:
