@@ -13,15 +13,16 @@ from crp_core import LabelMarks, PipelineResult, content_digest
 from crp_ui import breakdown, cache, charts, glossary, labels_view, paging, render, shell, state, tables
 
 PAGE_SIZES = (50, 100, 200, 500)
-#: columns shown in the table (the CSV download on the Envelope page has them all); the reason sits
-#: next to the outcome, so a gated or suppressed row says why where it is read (a gated fact can top a
-#: sort by CDR score: the gate is on relevance)
+#: columns shown in the table (the CSV download on the Envelope page has them all); the CDR score, the
+#: default sort, before the wide reason (after it, it was scrolled out of sight); the reason sits next to the
+#: outcome, so a gated or suppressed row says why where it is read (a gated fact can top a sort by CDR score:
+#: the gate is on relevance)
 SHOWN = (
     "fact_id",
+    "cdr_score",
     "role",
     "outcome",
     "reason",
-    "cdr_score",
     "importance_weight",
     "relevance",
     "residual_pull",
