@@ -139,7 +139,8 @@ def _pick_or_upload() -> None:
     up = st.file_uploader("Load a scenario (JSON / TOML)", type=["json", "toml"], key="crp.w.scenario.upload")
     if up is not None and state.recall(UPLOAD_SEEN) != up.file_id:
         state.remember(UPLOAD_SEEN, up.file_id)
-        state.load_scenario_upload(up.getvalue(), up.name)
+        if state.load_scenario_upload(up.getvalue(), up.name):
+            st.rerun()  # the box above was drawn naming the scenario this upload replaced
     refusal = state.get_scenario_refusal()
     if refusal is not None and refusal.source != state.EDITED_SCENARIO:
         render.show_problems(f"{refusal.message}. The previous scenario stays active.", refusal.problems)

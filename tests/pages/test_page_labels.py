@@ -104,7 +104,7 @@ def test_breakdown_label_column_and_the_selected_facts_mark(labelled_env, expect
     shown = dict(zip(table["fact_id"], table["label"]))
     assert {f: k for f, k in shown.items() if k} == {f: k for f, k, _ in MARKS if f in shown}
     assert {"gov-0005", "gov-0047"} <= set(shown)  # the two missing facts were scored (gated)
-    assert list(table.columns[:4]) == ["sel", "fact_id", "label", "role"]
+    assert list(table.columns[:4]) == ["sel", "fact_id", "label", "cdr_score"]
     lines = [m.value.replace("\\", "") for m in at.markdown if m.value.startswith("Label ")]
     assert lines == ["Label **MISSING**: must_include · not packed: gated: relevance 0.606 < cdr_min_relevance 0.65"]
     # the leak is scored too (an anchor), past the first page of the default sort by CDR score: found by its id

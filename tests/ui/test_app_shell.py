@@ -671,3 +671,18 @@ def test_a_samples_folder_that_cannot_be_listed_is_named_with_the_reason(ui_env,
     assert f"The knowledge bases in {blocker} cannot be offered: not a folder." in said
     assert f"The scenarios in {blocker} cannot be offered: not a folder." in said
     assert any("upload a CKF" in u.label for u in at.sidebar.get("file_uploader"))
+
+
+def test_an_uploaded_scenario_clears_the_bundled_scenario_box(ui_env):
+    """The sidebar's "Bundled scenario" box names the active scenario, and nothing once an upload replaced it
+    (it kept naming the bundled one picked before; walk-through finding)."""
+    at = _app()
+    box = _widget(at.sidebar.selectbox, "Bundled scenario")
+    assert box.value is not None
+    doc = json.loads((ui_env / "scenarios" / box.value).read_text(encoding="utf-8"))
+    doc["query"] = "an uploaded question"
+    at.sidebar.get("file_uploader")[1].upload("mine.json", json.dumps(doc).encode(), "application/json")
+    at.run()
+    _ok(at)
+    assert at.session_state["crp.scenario"].query == "an uploaded question"
+    assert _widget(at.sidebar.selectbox, "Bundled scenario").value is None
