@@ -26,6 +26,11 @@ FIXES: tuple[tuple[str, int, str], ...] = (
     ("Contradictions", 2, "contradictory pairs handed to the model"),
     ("Fan-out race", 3, FANOUT_REACHING),
 )
+#: what a card's figure is counted on, where another page counts something close to it
+_COUNTED_ON = {
+    "Fan-out race": "; each side races its own run's candidates, so the Fan-out page's naive race (of the "
+    "SPEC-027 run's candidates) can count otherwise",
+}
 #: the headline sentence of each card (BeforeAfter.headlines order: fan-out, contradictions, stale)
 _HEADLINE_OF = {"Fan-out race": 0, "Contradictions": 1, "Expired facts": 2}
 
@@ -52,7 +57,7 @@ def fix_cards(ba: BeforeAfter) -> None:
                 st.markdown("This scenario does not fan out.")
             else:
                 st.markdown(f"### {coloured(int(b), int(a))}")
-            st.caption(what + " (without SPEC-027 → with SPEC-027)")
+            st.caption(what + " (without SPEC-027 → with SPEC-027)" + _COUNTED_ON.get(title, ""))
             st.markdown(render.md_escape(headlines[_HEADLINE_OF[title]][1]))
 
 

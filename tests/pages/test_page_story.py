@@ -62,3 +62,23 @@ def test_a_link_to_a_scenario_that_does_not_load_says_so_on_the_story(ui_env):
     at = run_page("story", params={"scenario": "workload/no_such.json"})
     said = " ".join(w.value for w in at.main.warning).replace("\\", "")
     assert "Link parameter ignored: scenario=workload/no_such.json" in said, said
+
+
+def _cards(folder: str) -> None:
+    from crp_core import CRPConfig, before_after, load_ckf, load_scenario, prepare_corpus
+    from crp_ui import story_view
+
+    kb = load_ckf(f"{folder}/knowledge_base.jsonl")
+    scen = load_scenario(f"{folder}/scenarios/demo.json")
+    story_view.fix_cards(before_after(prepare_corpus(kb, config=CRPConfig()), scen, CRPConfig(), fanout_width=2))
+
+
+def test_the_fan_out_card_says_what_its_count_is_taken_on(synthetic_sample_dir):
+    """The Story's fan-out count is each side's own run; the Fan-out page races the SPEC-027 run's candidates
+    naively, which can count otherwise (a walk-through saw 2 on one and 3 on the other)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_cards, args=(str(synthetic_sample_dir),)).run(timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    fan = [c.value for c in at.caption if c.value.startswith("fan-out duplicates reaching the model")]
+    assert fan and "each side races its own run's candidates" in fan[0], [c.value for c in at.caption]
