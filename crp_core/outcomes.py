@@ -228,10 +228,8 @@ def _candidate_reason(v: _RunView, r: int, passed: bool) -> str:
         return f"near-duplicate of anchor {v.facts[anchor].fact_id} (cos {cos:.3f}), not an anchor"
     if r in v.passed_over:
         kept, why = v.passed_over[r]
-        rank = f"CDR rank {v.rank.get(r, 0)} of {v.n_gated_in}"
-        return (
-            f"not backfilled: {_OBSTACLES.get(why, why + ' with kept fact {}').format(v.facts[kept].fact_id)} ({rank})"
-        )
+        obstacle = _OBSTACLES[why].format(v.facts[kept].fact_id)
+        return f"not backfilled: {obstacle} (CDR rank {v.rank.get(r, 0)} of {v.n_gated_in})"
     if r in v.rank:
         return f"not selected: CDR rank {v.rank[r]} of {v.n_gated_in}, below the anchor budget"
     return ""
