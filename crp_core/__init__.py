@@ -114,7 +114,7 @@ if TYPE_CHECKING:
     from crp_core.records import (
         FANOUT_DUPLICATES, FANOUT_REACHING, AuditEvent, Authority, CandidateSet, CDGRResult, CDRTable, Clamp,
         ConflictPair, ConnectorTable, Envelope, FactOutcome, FanoutResult, FanoutRun, FanoutStep, KnownConflict,
-        PackedFact, PipelineResult, Resolution, TieGroup, ValueConflict, ValueDiff
+        NearConflict, PackedFact, PipelineResult, Resolution, TieGroup, ValueConflict, ValueDiff
     )
     from crp_core.report import dumps, fact_columns, fact_rows_report, fanout_report, pair_dict, run_report
     from crp_core.stages.contradictions import (
@@ -146,7 +146,6 @@ if TYPE_CHECKING:  # what the dashboard (crp_ui) reads besides the names above
     from crp_core.analysis.scan_store import load_checked, save_checked
     from crp_core.factors.recency import compute_recency
     from crp_core.headers import CONFLICTS, PARTITIONS
-    from crp_core.near_threshold import NearConflict, near_conflicts
     from crp_core.support.digest import Digest, content_digest
     from crp_core.support.memo import LRU, WeakMemo
     from crp_core.support.spreadsheet import csv_cell
@@ -380,6 +379,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "FanoutRun",
         "FanoutStep",
         "KnownConflict",
+        "NearConflict",
     ),
     "crp_core.stages.contradictions": (
         "EVENT_DISMISSED",
@@ -425,7 +425,6 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.baseline": ("SideNumbers",),
     "crp_core.analysis.envelope_changes": ("EnvelopeChange",),
     "crp_core.headers": ("CONFLICTS", "PARTITIONS"),
-    "crp_core.near_threshold": ("NearConflict", "near_conflicts"),
     # the one content digest and the one memo mechanism (the dashboard keeps none of its own)
     "crp_core.support.digest": ("Digest", "content_digest"),
     "crp_core.support.memo": ("LRU", "WeakMemo"),
@@ -502,7 +501,7 @@ __all__ = [
     "compute_recency", "CONFLICTS", "PARTITIONS", "format_timestamp", "FANOUT_DUPLICATES", "FANOUT_REACHING",
     "FanoutRun", "FanoutStep",
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
-    "changed_by_decision", "NearConflict", "near_conflicts",
+    "changed_by_decision", "NearConflict",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
     # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals

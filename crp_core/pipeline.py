@@ -25,6 +25,7 @@ from crp_core.factors.ngram import NGram, build_blacklist
 from crp_core.factors.recency import FactAttributes, concat_recency, fact_attributes
 from crp_core.headers import build_headers
 from crp_core.model import Scenario
+from crp_core.near_threshold import near_conflicts
 from crp_core.outcomes import fact_outcomes
 from crp_core.records import ACTION_FLAGGED, AuditEvent, Clamp, PipelineResult
 from crp_core.stages.bridges import BridgedPairs
@@ -404,6 +405,9 @@ def _run(
             "corpus": corpus,
             "known_conflicts": flags,
             "clamps": data_clamps(corpus, scenario, config),
+            # the packed pairs just below the contradiction threshold that value-conflict (read on demand: a
+            # sweep never reads them)
+            "near_conflicts": DeferredTuple(lambda: near_conflicts(config, corpus, envelope, resolution)),
         },
     )
     result.__dict__["headers"] = build_headers(result)  # before the record leaves this function

@@ -543,6 +543,28 @@ class Clamp:
         return f"{self.key} {self.asked} {'raised' if self.used > self.asked else 'clamped'} to {self.used}: {self.why}"
 
 
+@dataclass(frozen=True)
+class NearConflict:
+    """Two packed facts (``fact_a`` packed first) at ``similarity``, within ``near_conflict_margin`` below
+    ``contradiction_similarity``, whose texts the detector reads as a value conflict with ``patterns``
+    (docs/decisions/near-conflicts.md; found by ``crp_core.near_threshold``)."""
+
+    fact_a: str
+    fact_b: str
+    similarity: float
+    patterns: tuple[str, ...]
+    learned: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "fact_a": self.fact_a,
+            "fact_b": self.fact_b,
+            "similarity": round(self.similarity, 6),
+            "patterns": list(self.patterns),
+            "learned": self.learned,
+        }
+
+
 @dataclass(frozen=True, eq=False)
 class PipelineResult:
     config: CRPConfig
@@ -564,6 +586,9 @@ class PipelineResult:
     corpus: Corpus  # the Corpus the run read (fact texts, vectors, token counts)
     known_conflicts: tuple[KnownConflictFlag, ...] = ()  # the known-conflict guard's findings
     clamps: tuple[Clamp, ...] = ()  # settings used at a value other than asked, to fit the data
+    # packed pairs just below contradiction_similarity that value-conflict, most similar first (a DeferredTuple
+    # from run_pipeline: built on first read, once per run)
+    near_conflicts: Sequence[NearConflict] = ()
 
     @property
     def asked_clamps(self) -> tuple[Clamp, ...]:

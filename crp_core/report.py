@@ -19,7 +19,6 @@ import numpy as np
 from crp_core import headers as headers_mod
 from crp_core.factors.recency import row_positions
 from crp_core.io.timeparse import format_timestamp
-from crp_core.near_threshold import near_conflicts
 from crp_core.records import Clamp, ConflictPair, FanoutResult, FanoutRun, FanoutStep, PipelineResult, TieGroup
 from crp_core.stages.contradictions.audit import authority_dict, diff_dict
 from crp_core.stages.known import known_flag_data
@@ -339,7 +338,7 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
         "known_conflicts": [known_flag_data(f) for f in result.known_conflicts],
         "warnings": list(result.warnings),
         "clamps": [clamp_dict(c) for c in result.clamps],
-        "near_conflicts": [n.to_dict() for n in near_conflicts(result)],
+        "near_conflicts": [n.to_dict() for n in result.near_conflicts],
         "config": result.config.to_dict(),
     }
     if result.fanout is not None:

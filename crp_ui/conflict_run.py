@@ -16,7 +16,6 @@ from crp_core import (
     DecisionSet,
     KnowledgeBase,
     PipelineResult,
-    near_conflicts,
 )
 
 from .conflict_case import arbitration_label
@@ -146,8 +145,8 @@ def effect_frame(before: PipelineResult, after: PipelineResult) -> pd.DataFrame:
 
 def near_conflicts_text(result: PipelineResult) -> str | None:
     """The packed pairs just below ``contradiction_similarity`` whose texts value-conflict, as one warning
-    (``crp_core.near_conflicts``; None when there is none)."""
-    found = near_conflicts(result)
+    (``PipelineResult.near_conflicts``; None when there is none)."""
+    found = result.near_conflicts
     if not found:
         return None
     top = result.config.contradiction_similarity

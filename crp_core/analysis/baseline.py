@@ -37,7 +37,6 @@ from crp_core.analysis.sweep import envelope_ids, jaccard
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
 from crp_core.factors.recency import recency_state
-from crp_core.near_threshold import near_conflicts
 from crp_core.records import FANOUT_DUPLICATES, FANOUT_REACHING, Duplicate
 from crp_core.support.text import counted
 
@@ -353,7 +352,7 @@ class BeforeAfter:
         apart = self._pairs_not_packed_together({c.fact_id for c in losers + decided})
         word = "other pair" if losers or decided else "pair"
         con += f"; {counted(apart, word)} no longer packed together (other facts selected)." if apart else "."
-        near = near_conflicts(self.full)
+        near = self.full.near_conflicts
         if near:  # a contradiction the threshold let through is said, not counted as resolved
             con += (
                 f" But {counted(len(near), 'more pair')} of the SPEC-027 envelope read as a value conflict just "

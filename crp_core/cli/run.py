@@ -31,7 +31,6 @@ from crp_core.cli.operator_decisions import (
 )
 from crp_core.config import CRPConfig, layered_config
 from crp_core.io.timeparse import format_timestamp
-from crp_core.near_threshold import near_conflicts
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
@@ -176,7 +175,7 @@ def _print_conflicts(result: PipelineResult) -> None:
         auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in pair.authority.items())
         read = pair.patterns_text("/")
         out(f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {read}; authority {auth}; {verdict}\n")
-    near = near_conflicts(result)
+    near = result.near_conflicts
     if near:
         top = result.config.contradiction_similarity
         out(f"near conflicts (packed, cosine just below contradiction_similarity {top:g}; not resolved)\n")

@@ -1,6 +1,6 @@
-"""Near conflicts (crp_core.analysis.near_conflicts): packed pairs within ``near_conflict_margin`` below
-``contradiction_similarity`` whose texts value-conflict are named; pairs above the threshold (stage 4's), below
-the margin, or without a value difference are not.
+"""Near conflicts (crp_core.near_threshold, ``PipelineResult.near_conflicts``): packed pairs within
+``near_conflict_margin`` below ``contradiction_similarity`` whose texts value-conflict are named; pairs above the
+threshold (stage 4's), below the margin, or without a value difference are not.
 
 Query e0, graph retrieval off, budget 4. Cosines by construction (unit vectors):
   N1 = (.9, .436, 0, ...)                N2 = (.9, .0459, .4334, ...)   N1.N2 = .81 + .436 * .0459 = .830
@@ -15,7 +15,7 @@ import math
 
 import pytest
 
-from crp_core.near_threshold import near_conflicts
+from crp_core import NearConflict
 from tests.support.factories import make_scenario
 from tests.support.near_conflict_world import near_conflict_run, unit
 
@@ -25,7 +25,7 @@ def test_a_negation_just_below_the_threshold_is_named_and_stage_4s_pair_is_not()
     packed = {p.fact_id for p in r.envelope.order}
     assert {"N1", "N2"} <= packed
     assert [(p.fact_a, p.fact_b) for p in r.resolution.pairs] == [("P1", "P2")]  # stage 4's own
-    (n,) = near_conflicts(r)
+    (n,) = r.near_conflicts
     assert ({n.fact_a, n.fact_b}, n.patterns, n.learned) == ({"N1", "N2"}, ("NEGATION_FLIP",), False)
     order = [p.fact_id for p in r.envelope.order]
     assert order.index(n.fact_a) < order.index(n.fact_b)  # fact_a packed first
@@ -34,13 +34,32 @@ def test_a_negation_just_below_the_threshold_is_named_and_stage_4s_pair_is_not()
     assert n.to_dict()["patterns"] == ["NEGATION_FLIP"]
 
 
+def test_a_run_asks_the_detector_about_them_once(monkeypatch):
+    import crp_core.near_threshold as near
+
+    asked: list[tuple[str, str]] = []
+    real = near.values_conflict
+
+    def counting(a, b, *rest):
+        asked.append((a, b))
+        return real(a, b, *rest)
+
+    monkeypatch.setattr(near, "values_conflict", counting)
+    r = near_conflict_run()
+    assert asked == []  # a run that never reads them (a sweep, a tuning trial) asks nothing
+    first = tuple(r.near_conflicts)
+    n_asked = len(asked)
+    assert n_asked >= 1 and all(isinstance(n, NearConflict) for n in first)
+    assert r.near_conflicts == first and len(asked) == n_asked  # the report, the story, the page: one answer
+
+
 def test_the_margin_bounds_it():
     # .02 below .85 is .83: N1.N2 (.830 by construction, .8299 after normalising) falls outside; 0 reports none
-    assert near_conflicts(near_conflict_run(near_conflict_margin=0.01)) == ()
-    assert near_conflicts(near_conflict_run(near_conflict_margin=0.0)) == ()
+    assert near_conflict_run(near_conflict_margin=0.01).near_conflicts == ()
+    assert near_conflict_run(near_conflict_margin=0.0).near_conflicts == ()
     # a lower threshold makes the pair stage 4's: no longer a hint
     r = near_conflict_run(contradiction_similarity=0.82)
-    assert ("N1", "N2") in {(p.fact_a, p.fact_b) for p in r.resolution.pairs} and near_conflicts(r) == ()
+    assert ("N1", "N2") in {(p.fact_a, p.fact_b) for p in r.resolution.pairs} and r.near_conflicts == ()
 
 
 def test_the_run_summary_the_report_and_the_story_say_them(tmp_path, capsys):
@@ -51,7 +70,7 @@ def test_the_run_summary_the_report_and_the_story_say_them(tmp_path, capsys):
     from crp_core.report import run_report
 
     r = near_conflict_run()
-    (n,) = near_conflicts(r)
+    (n,) = r.near_conflicts
     assert run_report(r)["near_conflicts"] == [n.to_dict()]
     heads = dict(before_after(r.corpus, make_scenario([1, 0, 0, 0, 0, 0]), r.config).headlines())
     assert "But 1 more pair of the SPEC-027 envelope read as a value conflict" in " ".join(heads.values())

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from crp_core import near_conflicts
 from crp_ui.conflicts_view import near_conflicts_text
 from tests.support.near_conflict_world import near_conflict_run
 
 
 def test_the_warning_names_each_pair_and_the_way_to_act():
     run = near_conflict_run()
-    (n,) = near_conflicts(run)
+    (n,) = run.near_conflicts
     text = near_conflicts_text(run)
     assert text is not None and text.startswith(
         "1 pair(s) of the envelope read as a value conflict just below contradiction_similarity 0.85"
