@@ -33,7 +33,14 @@ def main() -> None:
     )
     c[2].metric("packed facts", len(env.order))
     c[3].metric("tokens used", env.tokens_used, help=f"of a token budget of {env.token_budget}")
-    c[4].metric("conflict pairs", result.resolution.detected, help=f"{result.resolution.unresolved} tied (unresolved)")
+    res = result.resolution
+    c[4].metric(
+        "conflict pairs",
+        res.detected,
+        help=f"stage 4's pairs among the selected facts (cosine above contradiction_similarity and a value "
+        f"conflict): {res.detected - res.unresolved} resolved by authority, {res.unresolved} tied (unresolved). "
+        "The Story counts only the pairs whose two facts both reach the model.",
+    )
     c[5].metric("warnings", len(warn), help="data-quality warnings (future timestamps, unknown ages)")
     labels_view.section(result, key="crp.page.overview.labels")
 

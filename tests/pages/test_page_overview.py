@@ -38,6 +38,10 @@ def test_overview_shows_the_runs_headers_and_funnel(ui_env):
     assert metric(at, "packed facts") == str(len(exp.envelope.order))
     assert metric(at, "tokens used") == str(exp.envelope.tokens_used)
     assert metric(at, "conflict pairs") == str(exp.resolution.detected)
+    (pairs,) = [m for m in at.metric if m.label == "conflict pairs"]
+    res = exp.resolution
+    assert f"{res.detected - res.unresolved} resolved by authority, {res.unresolved} tied" in pairs.help
+    assert "The Story counts only the pairs whose two facts both reach the model" in pairs.help
     timings = [f for f in frames_with(at, "stage", "time_ms") if "count" not in f.columns][0]
     stages = dict(zip(timings["stage"], timings["time_ms"]))
     assert set(exp.timings_ms) < set(stages) and stages["total"] > 0

@@ -82,3 +82,16 @@ def test_the_fan_out_card_says_what_its_count_is_taken_on(synthetic_sample_dir):
     assert not at.exception, [e.value for e in at.exception]
     fan = [c.value for c in at.caption if c.value.startswith("fan-out duplicates reaching the model")]
     assert fan and "each side races its own run's candidates" in fan[0], [c.value for c in at.caption]
+
+
+def test_the_contradictions_card_says_how_it_differs_from_the_overviews_count(synthetic_sample_dir):
+    """The card counts pairs whose two facts are both packed, in each side's own run; the Overview's 'conflict
+    pairs' counts every pair stage 4 of the SPEC-027 run found (a walk-through saw 3 on the card's left side and 2
+    on the Overview, with nothing saying they count different things)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_cards, args=(str(synthetic_sample_dir),)).run(timeout=120)
+    assert not at.exception, [e.value for e in at.exception]
+    cards = [c.value for c in at.caption if c.value.startswith("contradictory pairs handed to the model")]
+    assert cards and "a pair counts when both its facts are packed" in cards[0], [c.value for c in at.caption]
+    assert "the Overview's 'conflict pairs'" in cards[0]
