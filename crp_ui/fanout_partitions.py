@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import streamlit as st
 
 from crp_core import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE, FanoutResult, Scenario, SubQuery
 
@@ -44,6 +45,18 @@ def rule_text(rule: str, residual_size: int, width: int) -> str:
 
 def _label(sq: SubQuery | None) -> str:
     return (sq.label or "") if sq else ""
+
+
+def partitions_columns() -> dict[str, object]:
+    """The partition table's columns: the branch names its partition (the number is hidden), the label and the
+    text get the room (a narrow page column cut the label)."""
+    return {
+        "partition": None,
+        "branch": st.column_config.TextColumn("branch", width="small"),
+        "sub_query": st.column_config.TextColumn("sub-query", width="small"),
+        "label": st.column_config.TextColumn("label", width="medium"),
+        "text": st.column_config.TextColumn("text", width="large"),
+    }
 
 
 def partitions_frame(fan: FanoutResult, scenario: Scenario) -> pd.DataFrame:

@@ -3,8 +3,9 @@
 The samples folder is ``$CRP_SAMPLE_DIR`` or the repository's ``sample_ckf/``; its scenarios live in
 ``$CRP_SCENARIO_DIR`` or ``scenarios/`` below it. A CKF is a ``*.jsonl`` / ``*.ndjson`` / ``*.csv`` /
 ``*.parquet`` file, a ``*.json`` file shaped like a CKF, or a directory holding ``facts.jsonl``. The
-server's operator may name the CKF opened first (``$CRP_DEFAULT_SAMPLE``) and the size limit of the
-server-side CKFs (``$CRP_SAMPLE_MAX_BYTES``): ``crp-inspect dashboard --ckf PATH`` sets all of them.
+server's operator may name the CKF opened first (``$CRP_DEFAULT_SAMPLE``), the scenario opened first
+(``$CRP_DEFAULT_SCENARIO``) and the size limit of the server-side CKFs (``$CRP_SAMPLE_MAX_BYTES``):
+``crp-inspect dashboard --ckf PATH`` sets the folder, the CKF and the limit.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from crp_core import folder_entries, listable_ckf, listable_scenario
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SAMPLE = "knowledge_base.jsonl"
+#: the bundled scenario the demo guide (docs/guide/demo.md) starts from: the one a first visit lands on
+DEFAULT_SCENARIO = "payments_api_migration.json"
 
 
 def samples_dir() -> Path:
@@ -39,6 +42,12 @@ def scenarios_dir() -> Path:
 def default_sample() -> str:
     """The CKF opened first and left out of links: ``$CRP_DEFAULT_SAMPLE`` or :data:`DEFAULT_SAMPLE`."""
     return os.environ.get("CRP_DEFAULT_SAMPLE") or DEFAULT_SAMPLE
+
+
+def default_scenario() -> str:
+    """The scenario opened first when the folder holds it: ``$CRP_DEFAULT_SCENARIO`` or :data:`DEFAULT_SCENARIO`
+    (a folder without it opens its first scenario in name order)."""
+    return os.environ.get("CRP_DEFAULT_SCENARIO") or DEFAULT_SCENARIO
 
 
 #: where the server's own limit on its CKFs is set (named when a server-side CKF is over it)
@@ -88,9 +97,13 @@ def list_samples() -> list[str]:
 
 
 def list_scenarios() -> list[str]:
-    """The scenario files of the scenarios folder (``crp_core.listable_scenario``) in name order."""
+    """The scenario files of the scenarios folder (``crp_core.listable_scenario``): the default scenario first,
+    the others in name order."""
     entries, _ = folder_entries(scenarios_dir())  # a folder that cannot be listed: scenarios_problem() says why
-    return [p.name for p in entries if listable_scenario(p)]
+    out = [p.name for p in entries if listable_scenario(p)]
+    first = default_scenario()
+    out.sort(key=lambda n: (n != first, n))
+    return out
 
 
 def samples_problem() -> str | None:

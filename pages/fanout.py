@@ -202,7 +202,7 @@ def _partition_view(fan: FanoutResult, page_scen: Scenario, corpus: Corpus) -> N
             hide_index=True,
             width="stretch",
             key=f"{K}partitions",
-            column_config={"text": st.column_config.TextColumn("text", width="large")},
+            column_config=fv.partitions_columns(),
         )
         st.caption(
             f"{len(fan.partitioned.partitions)} disjoint partitions covering the "

@@ -603,6 +603,27 @@ def test_sample_list_skips_json_that_is_not_a_ckf(tmp_path, monkeypatch):
     assert state.list_samples()[0] == "knowledge_base.jsonl"
 
 
+def test_a_first_visit_lands_on_the_demo_guides_scenario(tmp_path, monkeypatch):
+    """The bundled folder opens payments_api_migration (where docs/guide/demo.md starts), not the first name
+    in order; a folder without it opens its first; $CRP_DEFAULT_SCENARIO names another."""
+    from crp_ui import samples
+
+    monkeypatch.delenv("CRP_SAMPLE_DIR", raising=False)
+    monkeypatch.delenv("CRP_SCENARIO_DIR", raising=False)
+    monkeypatch.delenv("CRP_DEFAULT_SCENARIO", raising=False)
+    bundled = samples.list_scenarios()
+    assert bundled[0] == "payments_api_migration.json" and bundled[1:] == sorted(bundled[1:])
+    assert "ai_act_compliance.json" in bundled[1:]
+    real = samples.scenarios_dir() / "etcd_upgrade.json"
+    for name in ("b.json", "a.json"):
+        (tmp_path / name).write_bytes(real.read_bytes())
+    monkeypatch.setenv("CRP_SCENARIO_DIR", str(tmp_path))
+    assert samples.list_scenarios() == ["a.json", "b.json"]
+    monkeypatch.delenv("CRP_SCENARIO_DIR")
+    monkeypatch.setenv("CRP_DEFAULT_SCENARIO", "etcd_upgrade.json")
+    assert samples.list_scenarios()[0] == "etcd_upgrade.json"
+
+
 def test_config_widgets_carry_the_valid_range(ui_env):
     at = _app()
     _ok(at)

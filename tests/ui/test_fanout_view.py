@@ -437,6 +437,9 @@ def test_partitions_frame(run):
         tuple(p) for p in res.fanout.partitioned.partitions
     ]
     assert set(frame["text"]) == {f"sub-query {s}" for s in frame["sub_query"]}
+    # every column has its width (the partition number hidden: the branch names it), none left to default
+    cols = fv.partitions_columns()
+    assert list(cols) == list(frame.columns) and cols["partition"] is None
 
 
 def test_two_facts_whose_shortened_texts_read_the_same_show_their_ids():
