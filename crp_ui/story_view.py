@@ -64,10 +64,12 @@ def fix_cards(ba: BeforeAfter) -> None:
 
 
 def change_lines(changes: Sequence[EnvelopeChange], limit: int = 12) -> None:
-    """Each fact as its text, the id, kind and reason on hover (``help=``); inert Markdown."""
+    """Each fact as its text, the id, kind and reason on hover (``help=``); inert Markdown. A near-copy of a
+    packed fact says so where it is read: the two lists would otherwise show the same sentence twice."""
     for c in changes[:limit]:
+        copy = " :gray[(a near-copy of a fact packed in its place)]" if c.kind == "duplicate" else ""
         st.markdown(
-            f"- {render.md_escape(c.content)}",
+            f"- {render.md_escape(c.content)}{copy}",
             help=render.md_escape(f"{c.fact_id} · {c.kind}: {c.reason}"),
         )
     if len(changes) > limit:

@@ -56,28 +56,43 @@ def removal_change(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChang
             return EnvelopeChange(
                 fid, content, "duplicate", f"dropped as a duplicate of {other}: {said}", other, tokens
             )
+    state, aged = _recency_note(full, row)
+    copy = _packed_copy(full, row)
+    if copy is not None:  # the fresher (or better-scored) copy was packed: the story of a duplicate, not of age
+        other, cos = copy
+        why = f"a near-duplicate of {other} (cos {cos:.3f}, SPEC-003 §6.6), packed in its place"
+        return EnvelopeChange(fid, content, "duplicate", why + (f"; {aged}" if aged else ""), other, tokens)
+    if state is not None:
+        return EnvelopeChange(fid, content, state, f"{aged}; {said}", None, tokens)
+    return EnvelopeChange(
+        fid, content, "outranked", f"outranked by fresher or more relevant facts: {said}", None, tokens
+    )
+
+
+def _recency_note(full: PipelineResult, row: int) -> tuple[Literal["expired", "ageing"] | None, str | None]:
+    """Whether ``row`` is expired or ageing in the SPEC-027 run (None: fresh) and the phrase that says so
+    ("ageing (230 of 365 days of its TTL): recency 0.82 lowered its score")."""
+    kb = full.corpus.kb
     attrs = fact_attributes(kb, full.now, full.config)
     factor, age, ttl = float(attrs.factor[row]), float(attrs.age_days[row]), float(attrs.ttl_days[row])
     state = recency_state(RULES[int(attrs.rule[row])])
     if state == "expired":
-        why = (
-            "status STALE" if fact is not None and fact.status == "STALE" else f"{age:.0f} days old, TTL {ttl:.0f} days"
-        )
-        return EnvelopeChange(
-            fid, content, "expired", f"expired ({why}): recency {factor:.2f} lowered its score; {said}", None, tokens
-        )
+        why = "status STALE" if kb.facts[row].status == "STALE" else f"{age:.0f} days old, TTL {ttl:.0f} days"
+        return "expired", f"expired ({why}): recency {factor:.2f} lowered its score"
     if state == "ageing":
-        return EnvelopeChange(
-            fid,
-            content,
-            "ageing",
-            f"ageing ({age:.0f} of {ttl:.0f} days of its TTL): recency {factor:.2f} lowered its score; {said}",
-            None,
-            tokens,
-        )
-    return EnvelopeChange(
-        fid, content, "outranked", f"outranked by fresher or more relevant facts: {said}", None, tokens
-    )
+        return "ageing", f"ageing ({age:.0f} of {ttl:.0f} days of its TTL): recency {factor:.2f} lowered its score"
+    return None, None
+
+
+def _packed_copy(full: PipelineResult, row: int) -> tuple[str, float] | None:
+    """The packed anchor that stage 3 skipped ``row`` for as its near-duplicate (as an anchor or as a connector
+    candidate), with their cosine; None when there is none."""
+    packed = {p.fact_id for p in full.envelope.order}
+    facts = full.corpus.kb.facts
+    for skipped, anchor, cos in (*full.cdgr.near_duplicates, *full.cdgr.connector_near_duplicates):
+        if int(skipped) == row and facts[int(anchor)].fact_id in packed:
+            return facts[int(anchor)].fact_id, float(cos)
+    return None
 
 
 def entry_change(full: PipelineResult, fid: str, tokens: int) -> EnvelopeChange:

@@ -95,3 +95,28 @@ def test_the_contradictions_card_says_how_it_differs_from_the_overviews_count(sy
     cards = [c.value for c in at.caption if c.value.startswith("contradictory pairs handed to the model")]
     assert cards and "a pair counts when both its facts are packed" in cards[0], [c.value for c in at.caption]
     assert "the Overview's 'conflict pairs'" in cards[0]
+
+
+def _lines():
+    from crp_core import EnvelopeChange
+    from crp_ui import story_view
+
+    story_view.change_lines(
+        [
+            EnvelopeChange(
+                "OLD", "Every response carries a Request-Id.", "duplicate", "a near-duplicate of NEW", "NEW", 9
+            ),
+            EnvelopeChange("S", "The legacy mode is on.", "expired", "expired (882 days old)", None, 7),
+        ]
+    )
+
+
+def test_a_near_copy_says_so_where_it_is_read():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_lines).run(timeout=60)
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [m.value for m in at.markdown]
+    assert texts[0].endswith(":gray[(a near-copy of a fact packed in its place)]")
+    assert "near-copy" not in texts[1]
+    assert at.markdown[0].help == r"OLD · duplicate\: a near\-duplicate of NEW"  # escaped: inert Markdown

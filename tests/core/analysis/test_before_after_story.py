@@ -283,3 +283,39 @@ def test_a_race_without_duplicates_is_not_told_as_picking_twice():
         "the same material twice (0 duplicates). With partitioned sub-queries and read-only snapshots: 0 "
         "duplicates reaching the model."
     )
+
+
+def test_a_near_copy_left_out_for_its_fresher_twin_is_said_as_a_duplicate():
+    """OLD and NEW say the same (cos .9995 > dedup_similarity); OLD is closer to the query (.95 against .94) but
+    304 of its 365 days old. Without recency OLD is the anchor and NEW is skipped as its near-duplicate; with
+    SPEC-027's recency NEW outscores it and OLD is skipped. The story says OLD left as NEW's near-copy (the Story
+    listed the two near-identical sentences as removed and added with nothing joining them)."""
+    from tests.support.near_conflict_world import unit
+
+    facts = [
+        fact(
+            "OLD",
+            "Every response carries a Request-Id header; support asks for it.",
+            modified_at="2025-08-01",
+            ttl="P365D",
+        ),
+        fact(
+            "NEW",
+            "Every response carries a Request-Id header, and support asks for it.",
+            modified_at="2026-05-01",
+            ttl="P365D",
+        ),
+    ]
+    config = CRPConfig(graph_retrieval=False, envelope_fact_budget=2)
+    corpus = make_corpus(facts, [unit(0.95, 0.312), unit(0.94, 0.341)], config)
+    ba = before_after(corpus, make_scenario([1, 0, 0, 0, 0, 0]), config)
+    assert (ba.before.envelope, ba.after.envelope) == (("OLD",), ("NEW",))
+    (old,) = ba.removed
+    cos = math.fsum(x * y for x, y in zip(unit(0.95, 0.312), unit(0.94, 0.341), strict=True))
+    rows = {corpus.kb.facts[int(r)].fact_id: i for i, r in enumerate(ba.full.cdr.idx)}
+    factor = float(ba.full.cdr.recency_factor[rows["OLD"]])
+    assert (old.fact_id, old.kind, old.related) == ("OLD", "duplicate", "NEW")
+    assert old.reason == (
+        f"a near-duplicate of NEW (cos {cos:.3f}, SPEC-003 §6.6), packed in its place; "
+        f"ageing (304 of 365 days of its TTL): recency {factor:.2f} lowered its score"
+    )
