@@ -52,9 +52,9 @@ def partitions_columns() -> dict[str, object]:
     text get the room (a narrow page column cut the label)."""
     return {
         "partition": None,
-        "branch": st.column_config.TextColumn("branch", width="small"),
-        "sub_query": st.column_config.TextColumn("sub-query", width="small"),
-        "label": st.column_config.TextColumn("label", width="medium"),
+        "branch": st.column_config.TextColumn("branch", width=72),
+        "sub_query": st.column_config.TextColumn("sub-query", width=120),
+        "label": st.column_config.TextColumn("label", width=110),
         "text": st.column_config.TextColumn("text", width="large"),
     }
 

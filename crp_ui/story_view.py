@@ -30,8 +30,8 @@ FIXES: tuple[tuple[str, int, str], ...] = (
 _COUNTED_ON = {
     "Fan-out race": "; each side races its own run's candidates, so the Fan-out page's naive race (of the "
     "SPEC-027 run's candidates) can count otherwise",
-    "Contradictions": "; a pair counts when both its facts are packed, in each side's own run, while the "
-    "Overview's 'conflict pairs' are every pair stage 4 of the SPEC-027 run found, those it resolved included",
+    "Contradictions": "; a pair counts when both its facts are packed. The Overview's 'conflict pairs' also count "
+    "those stage 4 resolved",
 }
 #: the headline sentence of each card (BeforeAfter.headlines order: fan-out, contradictions, stale)
 _HEADLINE_OF = {"Fan-out race": 0, "Contradictions": 1, "Expired facts": 2}

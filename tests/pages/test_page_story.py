@@ -94,7 +94,7 @@ def test_the_contradictions_card_says_how_it_differs_from_the_overviews_count(sy
     assert not at.exception, [e.value for e in at.exception]
     cards = [c.value for c in at.caption if c.value.startswith("contradictory pairs handed to the model")]
     assert cards and "a pair counts when both its facts are packed" in cards[0], [c.value for c in at.caption]
-    assert "the Overview's 'conflict pairs'" in cards[0]
+    assert "The Overview's 'conflict pairs' also count those stage 4 resolved" in cards[0]
 
 
 def _lines():
