@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -23,6 +23,7 @@ from crp_core.records import (
 from crp_core.stages.cdr import cdr_ranking
 from crp_core.stages.contradictions.backfill import DECIDED_CONFLICT, NEAR_DUPLICATE, VALUE_CONFLICT
 from crp_core.stages.tie_groups import listed_ids
+from crp_core.support.text import counted
 
 #: plain candidates take the short path of :func:`fact_outcomes` (off: every row goes through ``_reason``,
 #: the plain computation the tests compare it with)
@@ -175,6 +176,19 @@ def authority_pair_text(x: float, y: float) -> tuple[str, str]:
     return f"{x:.4f}", f"{y:.4f}"
 
 
+#: the bridged anchor pairs a connector's reason names; the rest are counted (the run JSON's ``bridged_pairs``
+#: and the Graph page list every one)
+BRIDGED_NAMED = 3
+
+
+def bridged_pairs_text(facts: Sequence[Fact], pairs: Sequence[tuple[int, int]]) -> str:
+    """A connector's bridged anchor pairs (rows into ``facts``) in a reason: ``A-D``, or
+    ``A-B, A-C, B-C and 31 more anchor pairs``."""
+    names = [f"{facts[a].fact_id}-{facts[b].fact_id}" for a, b in pairs[:BRIDGED_NAMED]]
+    more = len(pairs) - len(names)
+    return ", ".join(names) + (f" and {counted(more, 'more anchor pair')}" if more else "")
+
+
 def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
     """One line saying why fact row ``r`` ended where it did."""
     fid = v.facts[r].fact_id
@@ -197,8 +211,8 @@ def _reason(v: _RunView, r: int, role: str, passed: bool) -> str:
         return v.dropped[fid]
     if role == "connector":
         i = v.conn_pos[r]
-        pairs = ", ".join(f"{v.facts[a].fact_id}-{v.facts[b].fact_id}" for a, b in v.conn.bridged_pairs[i])
-        return f"connector: bridge value {v.conn.bridge_value[i]:.3f} (bridges {pairs})"
+        bridged = bridged_pairs_text(v.facts, v.conn.bridged_pairs[i])
+        return f"connector: bridge value {v.conn.bridge_value[i]:.3f} (bridges {bridged})"
     if role == "anchor":
         return _anchor_reason(v, r)
     parts = [_candidate_reason(v, r, passed)] + [_connector_candidate_reason(v, r)]

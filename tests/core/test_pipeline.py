@@ -303,3 +303,18 @@ def test_report_fact_columns_read_each_fact_from_its_own_stage_table():
         assert cols["source_type"][k] == kb.facts[row].source_type
     assert stage3 == 2  # B and C: scored by stage 3 alone
     assert cols["bridged_pairs"][cols["fact_id"].index("B")] == [["A", "D"]]
+
+
+def test_a_connector_reason_names_three_bridged_pairs_and_counts_the_rest():
+    """A connector bridging many anchor pairs read as a wall of ids in every reason (the Story's hover, the
+    breakdown table); the reason names the first three in the stage's order and counts the rest, the run JSON
+    keeps every pair."""
+    from crp_core.outcomes import BRIDGED_NAMED, bridged_pairs_text
+
+    facts = [fact(x) for x in "ABCDE"]
+    pairs = [(0, 1), (0, 2), (1, 3), (2, 4), (3, 4)]
+    assert BRIDGED_NAMED == 3
+    assert bridged_pairs_text(facts, pairs[:1]) == "A-B"
+    assert bridged_pairs_text(facts, pairs[:3]) == "A-B, A-C, B-D"
+    assert bridged_pairs_text(facts, pairs[:4]) == "A-B, A-C, B-D and 1 more anchor pair"
+    assert bridged_pairs_text(facts, pairs) == "A-B, A-C, B-D and 2 more anchor pairs"
