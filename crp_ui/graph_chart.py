@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .chart_style import BAD, LABEL_HALO, LOSER, ROLE_COLOURS, titled
-from .graph_layout import spring_layout
+from .graph_layout import label_sides, spring_layout
 from .render import esc
 
 GIVEN_EDGE_COLOUR = "#1b7f5b"
@@ -28,6 +28,9 @@ NODE_MARKS = {
 }
 #: node kinds in drawing order, with their legend names
 NODE_KINDS = {"anchor": "anchor", "connector": "connector (selected)", "candidate": "connector candidate"}
+#: a node label's width per character and height per line at the 11 px font, pixels (for placing labels)
+LABEL_CHAR_PX = 6.2
+LABEL_LINE_PX = 14.0
 
 
 # ---- drawing -------------------------------------------------------------------------------------
@@ -174,16 +177,34 @@ def _node_hover(r: Any, kind: str) -> str:
     return "<br>".join(bits)
 
 
+def _node_label(r: Any, kind: str) -> list[str]:
+    """A node's label lines: the id (and a connector's bridge value)."""
+    lines = [esc(r.fact_id, 24)]
+    if kind != "anchor" and not math.isnan(r.bridge_value):
+        lines.append(f"bridge value {r.bridge_value:.2f}")
+    return lines
+
+
+def _label_sides(
+    nodes: pd.DataFrame, pos: Positions, ranges: tuple[tuple[float, float], tuple[float, float]]
+) -> list[str]:
+    """Each node's label side, chosen so labels keep off each other and off the markers (dense graphs drew
+    ids over ids); sizes from the label's characters at the 11 px font."""
+    sizes = []
+    for r in nodes.itertuples(index=False):
+        lines = _node_label(r, str(r.kind))
+        sizes.append((LABEL_CHAR_PX * max(len(x) for x in lines), LABEL_LINE_PX * len(lines)))
+    return label_sides(pos, sizes, ranges)
+
+
 def _node_trace(
-    sub: pd.DataFrame, kind: str, pos: Positions, at: Mapping[str, int], emphasised: set[str]
+    sub: pd.DataFrame, kind: str, pos: Positions, at: Mapping[str, int], emphasised: set[str], sides: Mapping[str, str]
 ) -> go.Scatter:
-    """The nodes of one kind: markers labelled with the id (and a connector's bridge value)."""
+    """The nodes of one kind: markers labelled with the id (and a connector's bridge value), each label on
+    its side (``sides``)."""
     text, hover, size, line_w = [], [], [], []
     for r in sub.itertuples(index=False):
-        label = esc(r.fact_id, 24)
-        if kind != "anchor" and not math.isnan(r.bridge_value):
-            label += f"<br>bridge value {r.bridge_value:.2f}"
-        text.append(label)
+        text.append("<br>".join(_node_label(r, kind)))
         hover.append(_node_hover(r, kind))
         size.append(24 if r.fact_id in emphasised else 16)
         line_w.append(3 if r.fact_id in emphasised else 1)
@@ -193,7 +214,7 @@ def _node_trace(
         y=pos[idx, 1],
         mode="markers+text",
         text=text,
-        textposition="top center",
+        textposition=[sides[f] for f in sub["fact_id"]],
         textfont=dict(size=11, shadow=LABEL_HALO),
         name=NODE_KINDS[kind],
         hovertext=hover,
@@ -288,13 +309,15 @@ def cdgr_network(
     emphasised = set()
     if highlight is not None:
         emphasised = {f for f in ids if f == highlight or any(f in p for p in bridged_pairs)}
+    x_hi = float(pos[:, 0].max()) if len(pos) else 1.0
+    ranges = ((-1.25, max(1.25, x_hi + 0.3)), (-1.2, 1.25))
+    sides = dict(zip(ids, _label_sides(nodes, pos, ranges), strict=True))
     for kind in NODE_KINDS:
         sub = nodes[nodes["kind"] == kind]
         if len(sub):
-            fig.add_trace(_node_trace(sub, kind, pos, at, emphasised))
+            fig.add_trace(_node_trace(sub, kind, pos, at, emphasised, sides))
     _mark_traces(fig, nodes, pos, at)
-    x_hi = float(pos[:, 0].max()) if len(pos) else 1.0
-    fig.update_xaxes(visible=False, range=[-1.25, max(1.25, x_hi + 0.3)])
-    fig.update_yaxes(visible=False, range=[-1.2, 1.25])
+    fig.update_xaxes(visible=False, range=list(ranges[0]))
+    fig.update_yaxes(visible=False, range=list(ranges[1]))
     weights = "edge label = weight" if len(el) <= MAX_EDGE_LABELS else "edge width = weight, on hover at its middle"
     return titled(fig, f"CDGR: anchors and connectors ({weights})", height=560)

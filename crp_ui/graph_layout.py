@@ -110,3 +110,55 @@ def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, iterations
         centre = np.array([1.2 + cell / 2 + col * cell, 1.0 - cell / 2 - row * cell])
         pos[members] = centre + r * p
     return pos
+
+
+#: where a node's label may sit, in the order tried when two places cost the same (plotly textposition), and
+#: the label box's offset from the node in pixels: (dx of the box's left edge from the node as a multiple of its
+#: width, dy of its bottom edge from the node in pixels as a multiple of its height, a fixed gap)
+LABEL_SIDES: tuple[tuple[str, float, float, float, float], ...] = (
+    ("top center", -0.5, 0.0, 0.0, 9.0),
+    ("bottom center", -0.5, -1.0, 0.0, -9.0),
+    ("middle right", 0.0, -0.5, 11.0, 0.0),
+    ("middle left", -1.0, -0.5, -11.0, 0.0),
+)
+#: half the side of the square a marker is taken to cover, pixels
+MARKER_HALF = 9.0
+
+
+def _overlap(a: np.ndarray, boxes: np.ndarray) -> float:
+    """The area ``a`` (x0, y0, x1, y1) shares with each of ``boxes``, summed."""
+    if not len(boxes):
+        return 0.0
+    w = np.clip(np.minimum(a[2], boxes[:, 2]) - np.maximum(a[0], boxes[:, 0]), 0.0, None)
+    h = np.clip(np.minimum(a[3], boxes[:, 3]) - np.maximum(a[1], boxes[:, 1]), 0.0, None)
+    return float((w * h).sum())
+
+
+def label_sides(
+    pos: np.ndarray,
+    sizes: Sequence[tuple[float, float]],
+    ranges: tuple[tuple[float, float], tuple[float, float]],
+    plot_px: tuple[float, float] = (760.0, 460.0),
+) -> list[str]:
+    """A plotly ``textposition`` per node that keeps its label (``sizes``: width, height in pixels) off the
+    labels placed before it and off every marker, greedily in node order; a place that overlaps nothing
+    keeps the first side of :data:`LABEL_SIDES` that does. ``ranges``: the axes' (x, y) ranges the plot
+    shows over ``plot_px`` pixels. Presentation only: the layout's positions are not moved."""
+    (x0, x1), (y0, y1) = ranges
+    px = (
+        np.column_stack(((pos[:, 0] - x0) * plot_px[0] / (x1 - x0), (pos[:, 1] - y0) * plot_px[1] / (y1 - y0)))
+        if len(pos)
+        else np.zeros((0, 2))
+    )
+    placed = [np.array([x - MARKER_HALF, y - MARKER_HALF, x + MARKER_HALF, y + MARKER_HALF]) for x, y in px]
+    sides: list[str] = []
+    for (x, y), (w, h) in zip(px.tolist(), sizes, strict=True):
+        boxes = [
+            np.array([x + fx * w + gx, y + fy * h + gy, x + fx * w + gx + w, y + fy * h + gy + h])
+            for _name, fx, fy, gx, gy in LABEL_SIDES
+        ]
+        taken = np.array(placed)
+        pick = min(range(len(boxes)), key=lambda k: (_overlap(boxes[k], taken), k))
+        sides.append(LABEL_SIDES[pick][0])
+        placed.append(boxes[pick])
+    return sides

@@ -314,6 +314,22 @@ def test_spring_layout_is_deterministic_and_bounded():
     assert charts.spring_layout(1, []).tolist() == [[0.0, 0.0]]
 
 
+def test_labels_keep_off_each_other_and_off_the_markers():
+    """Pixels: the axes' 2 x 2 units drawn over 200 x 200 px (100 px per unit); markers 18 x 18 px, labels
+    60 x 14 px. A at px (100, 100), B at (120, 100), C at (110, 100), D at (190, 190).
+    A: top box [70, 109]-[130, 123] touches no marker (they end at y 109): top.
+    B: top box [90, 109]-[150, 123] shares 40 x 14 with A's label; bottom box [90, 77]-[150, 91] nothing: bottom.
+    C: top overlaps A's label, bottom B's; right box [121, 93]-[181, 107] shares 8 x 14 = 112 with B's marker
+    [111, 91]-[129, 109], left box [39, 93]-[99, 107] the same 112 with A's [91, 91]-[109, 109]: the tie keeps
+    the earlier side, right. D, far off: top."""
+    from crp_ui.graph_layout import label_sides
+
+    pos = np.array([[0.0, 0.0], [0.2, 0.0], [0.1, 0.0], [0.9, 0.9]])
+    sides = label_sides(pos, [(60.0, 14.0)] * 4, ((-1.0, 1.0), (-1.0, 1.0)), plot_px=(200.0, 200.0))
+    assert sides == ["top center", "bottom center", "middle right", "top center"]
+    assert label_sides(np.zeros((0, 2)), [], ((-1.0, 1.0), (-1.0, 1.0))) == []
+
+
 def test_network_labels_escape_fact_text():
     nodes = pd.DataFrame(
         [
