@@ -200,26 +200,41 @@ def _spans_and_lines(fig: go.Figure, tl: PairTimeline) -> None:
     notes: list[dict[str, object]] = []
     for kind, on in (("close", tl.close_margin), ("expired", tl.both_expired)):
         shapes += [_band(s, e, FLAG_FILL[kind]) for s, e in _spans(tl.times, on)]
+    written = 0  # notes stacked when both facts were written after the timeline's start
     for c in tl.clocks:  # before a fact's modified_at its age counts as 0 (SPEC-027 §3.2: a future timestamp)
         if c.modified_at is not None and c.modified_at > tl.times[0]:
             shapes.append(_band(tl.times[0], c.modified_at, FLAG_FILL["unwritten"]))
+            # above the plot, ending at the instant: inside it the note sat on the bands
             notes.append(
                 {
                     "x": c.modified_at,
-                    "y": 0.0,
+                    "y": 1.0,
                     "xref": "x",
                     "yref": "paper",
                     "text": f"{render.esc(c.fact_id, 24)} written",
                     "showarrow": False,
                     "xanchor": "right",
                     "yanchor": "bottom",
+                    "yshift": 14 * written,
                     "font": {"size": 10},
                 }
             )
+            written += 1
     shapes += [_line(f.at, {"color": STATE_COLOURS["tie"], "dash": "dot", "width": 1}) for f in tl.flips]
     shapes.append(_line(tl.now, {"color": NOW_COLOUR, "width": 2}))
+    # "now" starts at its line, a "written" note ends at its instant: side by side whenever the fact was written
+    # before now
     notes.append(
-        {"x": tl.now, "y": 1.0, "xref": "x", "yref": "paper", "text": "now", "showarrow": False, "yanchor": "bottom"}
+        {
+            "x": tl.now,
+            "y": 1.0,
+            "xref": "x",
+            "yref": "paper",
+            "text": "now",
+            "showarrow": False,
+            "xanchor": "left",
+            "yanchor": "bottom",
+        }
     )
     fig.update_layout(shapes=shapes, annotations=notes)
 

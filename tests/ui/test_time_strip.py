@@ -77,6 +77,24 @@ def test_figure_marks_now_and_the_flags():
     assert any(r.fillcolor == ts.FLAG_FILL["close"] for r in rects)  # beside the flips
 
 
+def test_the_written_note_sits_above_the_plot_beside_now():
+    """y, written after x (where the timeline starts), gets a note ending at its instant above the plot (at the
+    foot of the chart it sat over the bands); "now" starts at its line, so the two stand side by side."""
+    kb = make_kb(
+        [
+            fact("x", source_type="web", modified_at="2026-03-01"),
+            fact("y", source_type="news", modified_at="2026-05-01"),
+        ]
+    )
+    fig = ts.strip_figure(pair_timeline(kb, "x", "y", CONFIG, now=NOW))
+    notes = {a.text: a for a in fig.layout.annotations}
+    assert set(notes) == {"y written", "now"}
+    written, now = notes["y written"], notes["now"]
+    assert (written.y, written.yref, written.yanchor, written.xanchor) == (1.0, "paper", "bottom", "right")
+    assert datetime.fromisoformat(str(written.x)) == datetime(2026, 5, 1, tzinfo=UTC)
+    assert (now.y, now.yanchor, now.xanchor) == (1.0, "bottom", "left")
+
+
 def test_labels_from_data_are_escaped():
     kb = make_kb(
         [
