@@ -11,7 +11,8 @@ of being scanned silently. A fact reads as another language when
   another language or a word with letters English has not (``Rökning förbjuden``).
 
 A capitalised word followed by another, and a particle between two capitalised words, belong to a name ("Los
-Angeles", "Rue de la Paix") and count for no language.
+Angeles", "Rue de la Paix") and count for no language; a sentence's first word opens no name when it is a function
+word of another language ("Das Gerät ...": German capitalises its nouns).
 """
 
 from __future__ import annotations
@@ -90,12 +91,26 @@ def _other_script(text: str, english: bool) -> str | None:
     return {"CJK": "Chinese characters", "HANGUL": "Korean (Hangul)"}.get(name, f"{name.title()} script")
 
 
-def _name_words(words: list[str]) -> set[int]:
+def _sentence_starts(text: str, spans: list[tuple[int, int]]) -> set[int]:
+    """Positions of the words that open a sentence: the first, and each after ``.``, ``!``, ``?`` or ``:``."""
+    starts = set()
+    for i, (begin, _end) in enumerate(spans):
+        before = text[spans[i - 1][1] : begin].strip() if i else ""
+        if not i or before[-1:] in {".", "!", "?", ":"}:
+            starts.add(i)
+    return starts
+
+
+def _name_words(words: list[str], starts: set[int]) -> set[int]:
     """Positions of words that belong to a name: a capitalised word followed by another capitalised word,
-    and a lower-case word between two capitalised ones."""
+    and a lower-case word between two capitalised ones. A sentence's first word is capitalised whatever it is:
+    when it is a function word of another language it opens no name (German capitalises every noun: in
+    ``Das Gerät ...`` the article is the sentence's, not a name's)."""
     caps = [w[:1].isupper() for w in words]
     inside = set()
     for i in range(len(words)):
+        if i in starts and words[i].lower() in _FOREIGN:
+            continue
         if caps[i] and i + 1 < len(words) and caps[i + 1]:
             inside.add(i)
         elif not caps[i] and 0 < i < len(words) - 1 and caps[i - 1] and caps[i + 1]:
@@ -110,7 +125,8 @@ def _english_word(low: str) -> bool:
 def fact_language(text: str) -> str | None:
     """The language or script ``text`` reads as when it is not English (``"German"``, ``"Cyrillic script"``,
     :data:`OTHER_LATIN`), or None (English, or too little to tell)."""
-    words = _WORD.findall(text)
+    found = list(_WORD.finditer(text))
+    words = [m.group() for m in found]
     lows = [w.lower() for w in words]
     if text.isascii() and _FOREIGN.keys().isdisjoint(lows):
         return None  # no function word of another language and no letter outside English: nothing to weigh
@@ -119,7 +135,7 @@ def fact_language(text: str) -> str | None:
         script = _other_script(text, english > 0)
         if script is not None:
             return script
-    names = _name_words(words)
+    names = _name_words(words, _sentence_starts(text, [m.span() for m in found]))
     plain = [w for i, w in enumerate(lows) if i not in names and len(w) > 1 and w not in FUNCTION_WORDS]
     foreign: Counter[str] = Counter(lang for w in plain for lang in _FOREIGN.get(w, ()))
     top, n = foreign.most_common(1)[0] if foreign else (None, 0)
