@@ -193,12 +193,23 @@ def _open_options(page: Any, el: Any) -> Any:
 
 
 def _pick_option(page: Any, el: Any, multi: bool) -> bool:
-    options = _open_options(page, el)
-    for o in options.all():
-        if o.is_visible() and o.get_attribute("aria-selected") != "true" and o.get_attribute("aria-disabled") != "true":
-            o.click()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    # a rerun can close the list between reading an option and clicking it: the click then waits on an option
+    # that is gone (a clean-clone run once waited out the whole default timeout); open the list again, once
+    for _attempt in range(2):
+        options = _open_options(page, el)
+        try:
+            for o in options.all():
+                if o.is_visible() and o.get_attribute("aria-selected", timeout=5_000) != "true":
+                    if o.get_attribute("aria-disabled", timeout=5_000) != "true":
+                        o.click(timeout=15_000)
+                        page.keyboard.press("Escape")
+                        return True
+            break
+        except PlaywrightTimeout:
             page.keyboard.press("Escape")
-            return True
+            wait_idle(page)
     page.keyboard.press("Escape")
     if multi:  # every option chosen: take one away
         tag = el.get_by_role("button", name=re.compile("remove|delete", re.I))
