@@ -18,7 +18,7 @@ from tests.support.paths import REPO_ROOT
 
 SAMPLES = REPO_ROOT / "sample_ckf"
 SCENARIO = "ai_act_compliance.json"
-GATE = {"cfg.cdr_min_relevance": "0.65"}
+GATE = {"scenario": SCENARIO, "cfg.cdr_min_relevance": "0.65"}
 SUMMARY = "Scenario labels: 1 leak, 2 missing · 3 OK"
 #: (fact id, mark, where it ended) in the order the Overview lists them: packed in envelope order, then the others
 MARKS = [
