@@ -309,7 +309,11 @@ def _run(
     )
     # beyond SPEC-027: a selected fact that loses a conflict known outside this run to a fact the run
     # did not retrieve is flagged, replaced by its winner or dropped
-    guard = guard_selection(kb, resolution.selected, corpus.retrievable, known_conflicts, config.known_conflict_action)
+    # (a known winner stage 4 itself took out lost here: the guard leaves it out)
+    lost = itertools.chain(resolution.suppressed.tolist(), (dropped for dropped, _kept in resolution.deduplicated))
+    guard = guard_selection(
+        kb, resolution.selected, corpus.retrievable, known_conflicts, config.known_conflict_action, lost=lost
+    )
     pulled = _score_pulled(corpus, guard, vectors, coverage, residual_vectors, blacklist, attrs, config)
     timings["contradictions"] = (time.perf_counter() - t) * 1e3
 

@@ -48,11 +48,17 @@ def guard_selection(
     retrievable: Sequence[bool] | np.ndarray,
     known: KnownSource,
     action: str,
+    lost: Iterable[int] = (),
 ) -> GuardResult:
     """Check the selected rows against ``known``: a selected loser whose retrievable winner is not
     selected is flagged; ``pull_winner`` puts the winner in the loser's slot (once; a winner already
     pulled for another loser drops that loser), ``drop_loser`` takes the loser out, ``flag`` changes
-    nothing, ``off`` checks nothing (a lookup is not called)."""
+    nothing, ``off`` checks nothing (a lookup is not called).
+
+    ``lost``: the rows stage 4 of this run took out of the selection (a contradiction's loser, a near-duplicate
+    of a kept fact). A known winner among them is no winner here: it lost to, or is repeated by, a fact the run
+    kept, so the guard neither pulls it back (that would pack a fact stage 4 suppressed beside its own winner)
+    nor drops its loser for it."""
     rows = selected.tolist() if isinstance(selected, np.ndarray) else [int(r) for r in selected]
     if action == "off" or not rows:
         return GuardResult(tuple(rows), (), ())
@@ -63,6 +69,7 @@ def guard_selection(
     if not beaten:  # no known conflict: nothing to check
         return GuardResult(tuple(rows), (), ())
     chosen = {kb.facts[r].fact_id for r in rows}
+    out_of_run = {kb.facts[int(r)].fact_id for r in lost}
     flags: list[KnownConflictFlag] = []
     out: list[int] = []
     pulled: list[tuple[int, int]] = []
@@ -74,7 +81,10 @@ def guard_selection(
             (
                 k
                 for k in beaten.get(fid, ())
-                if k.winner not in chosen and kb.get(k.winner) is not None and bool(retrievable[kb.index_of(k.winner)])
+                if k.winner not in chosen
+                and k.winner not in out_of_run
+                and kb.get(k.winner) is not None
+                and bool(retrievable[kb.index_of(k.winner)])
             ),
             None,
         )

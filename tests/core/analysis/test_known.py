@@ -86,3 +86,45 @@ def test_a_shorter_official_ttl_no_longer_lets_the_loser_through_silently(capsys
     assert main(args + ["--set", "known_conflict_action=pull_winner"]) == 0
     pulled = json.loads(capsys.readouterr().out)
     assert "k8s-0068" in pulled["envelope"]["order"] and "k8s-0069" not in pulled["envelope"]["order"]
+
+
+def test_a_known_winner_stage_4_suppressed_is_neither_pulled_back_nor_a_reason_to_drop():
+    """'lose' loses a known conflict to 'win', but this run's stage 4 took 'win' out (it lost to a fact the run
+    kept): pulling it back would pack a suppressed fact beside its own winner, dropping 'lose' would remove a fact
+    for a winner that lost (a walk-through saw both)."""
+    for action in ("flag", "pull_winner", "drop_loser"):
+        g = guard_selection(KB, [2, 1], RETR, KNOWN, action, lost=[0])
+        assert (g.rows, g.flags, g.pulled) == ((2, 1), (), ()), action
+
+
+def test_the_pipeline_never_packs_back_a_fact_stage_4_suppressed():
+    """OLD (official, 2024: 1,000 a minute) and NEW (official, 2026: 600 a minute) conflict at cos .99: NEW wins
+    by recency. NEWS (news, 2026) agrees with NEW; the scan knows NEWS loses to OLD. Under pull_winner the guard
+    used to put OLD back in NEWS's slot, beside NEW; under drop_loser it dropped NEWS."""
+    import numpy as np
+
+    from crp_core.config import CRPConfig
+    from crp_core.pipeline import run_pipeline
+    from tests.support.factories import make_corpus, make_scenario
+    from tests.support.near_conflict_world import unit
+
+    facts = [
+        fact("OLD", "The API allows 1,000 requests per minute per key.", modified_at="2024-03-01"),
+        fact("NEW", "The API allows 600 requests per minute per key.", modified_at="2026-04-01"),
+        fact(
+            "NEWS",
+            "From April the per-key limit falls to 600 requests a minute.",
+            source_type="news",
+            modified_at="2026-04-02",
+        ),
+    ]
+    vecs = np.array([unit(0.9, 0.43), unit(0.9, 0.44), unit(0.8, 0, 0.6)])
+    known = (KnownConflict(winner="OLD", loser="NEWS", source=SOURCE_SCAN, patterns=("NUMBER_CHANGED",)),)
+    for action in ("pull_winner", "drop_loser", "flag"):
+        config = CRPConfig(graph_retrieval=False, known_conflict_action=action)
+        r = run_pipeline(
+            make_corpus(facts, vecs, config), make_scenario([1, 0, 0, 0, 0, 0]), config, known_conflicts=known
+        )
+        assert [(p.fact_a, p.fact_b, p.suppressed) for p in r.resolution.pairs] == [("NEW", "OLD", "OLD")], action
+        assert {p.fact_id for p in r.envelope.order} == {"NEW", "NEWS"}, action
+        assert r.known_conflicts == (), action
