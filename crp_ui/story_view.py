@@ -14,9 +14,18 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from crp_core import FANOUT_REACHING, BeforeAfter, Corpus, CRPError, DecisionSet, EnvelopeChange, suite_before_after
+from crp_core import (
+    FANOUT_REACHING,
+    BeforeAfter,
+    Corpus,
+    CRPError,
+    DecisionSet,
+    EnvelopeChange,
+    LabelMarks,
+    suite_before_after,
+)
 
-from . import before_after_view, render, suite_source
+from . import before_after_view, labels_view, render, suite_source
 from .before_after_view import SIDE_COLOURS
 
 K = "crp.story."
@@ -63,21 +72,26 @@ def fix_cards(ba: BeforeAfter) -> None:
             st.markdown(render.md_escape(headlines[_HEADLINE_OF[title]][1]))
 
 
-def change_lines(changes: Sequence[EnvelopeChange], limit: int = 12) -> None:
+def change_lines(changes: Sequence[EnvelopeChange], limit: int = 12, marks: LabelMarks | None = None) -> None:
     """Each fact as its text, the id, kind and reason on hover (``help=``); inert Markdown. A near-copy of a
-    packed fact says so where it is read: the two lists would otherwise show the same sentence twice."""
+    packed fact says so where it is read: the two lists would otherwise show the same sentence twice. A fact the
+    scenario labels carries its mark as a badge (a must_include fact SPEC-027 left out reads MISSING, in red:
+    "kept away" is no success there)."""
     for c in changes[:limit]:
         copy = " :gray[(a near-copy of a fact packed in its place)]" if c.kind == "duplicate" else ""
+        mark = marks.get(c.fact_id) if marks is not None else None
+        badge = f" :{labels_view.MARK_TONES.get(mark.kind, 'gray')}-badge[label: {mark.kind}]" if mark else ""
         st.markdown(
-            f"- {render.md_escape(c.content)}{copy}",
-            help=render.md_escape(f"{c.fact_id} · {c.kind}: {c.reason}"),
+            f"- {render.md_escape(c.content)}{copy}{badge}",
+            help=render.md_escape(f"{c.fact_id} · {c.kind}: {c.reason}" + (f" · label: {mark.reason}" if mark else "")),
         )
     if len(changes) > limit:
         st.caption(f"…and {len(changes) - limit} more (the Tuning page's Before / after tab lists every one).")
 
 
-def scenario_story(ba: BeforeAfter) -> None:
-    """The current scenario: its question, the three cards, the facts left out and added, the details."""
+def scenario_story(ba: BeforeAfter, marks: LabelMarks | None = None) -> None:
+    """The current scenario: its question, the three cards, the facts left out and added (with the scenario's
+    label marks, when it has labels), the details."""
     query = ba.full.scenario.query if ba.full.scenario is not None else ""
     st.markdown(f"#### “{render.md_escape(query)}”")
     st.caption(
@@ -89,13 +103,13 @@ def scenario_story(ba: BeforeAfter) -> None:
     with left.container(border=True):
         st.markdown("**What SPEC-027 kept away from the model**")
         if ba.removed:
-            change_lines(ba.removed)
+            change_lines(ba.removed, marks=marks)
         else:
             st.markdown("Nothing: every fact the older retrieval packed is still packed.")
     with right.container(border=True):
         st.markdown("**What it packed in their place**")
         if ba.entered:
-            change_lines(ba.entered)
+            change_lines(ba.entered, marks=marks)
         else:
             st.markdown("Nothing new.")
     with st.expander("Details: the numbers side by side"):

@@ -31,8 +31,8 @@ def main() -> None:
     ba = before_after_tab.kept_before_after(corpus, scenario, state.get_config(), result, decisions, dkey, width)
     if ba is None:
         st.stop()
-    story_view.scenario_story(ba)
     marks = labels_view.marks_of(result)
+    story_view.scenario_story(ba, marks)
     if marks is not None:  # the scenario's labels: a count line here, every mark on Overview / Envelope
         labels_view.summary(marks)
     st.divider()

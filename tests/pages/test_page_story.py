@@ -120,3 +120,32 @@ def test_a_near_copy_says_so_where_it_is_read():
     assert texts[0].endswith(":gray[(a near-copy of a fact packed in its place)]")
     assert "near-copy" not in texts[1]
     assert at.markdown[0].help == r"OLD · duplicate\: a near\-duplicate of NEW"  # escaped: inert Markdown
+
+
+def _labelled_lines():
+    from crp_core import EnvelopeChange
+    from crp_core.analysis.labels import LabelMark, LabelMarks
+    from crp_ui import story_view
+
+    marks = LabelMarks(
+        marks=(LabelMark("NEWER", "MISSING", ("must_include",), "suppressed", None, "must_include · suppressed"),)
+    )
+    story_view.change_lines(
+        [
+            EnvelopeChange("NEWER", "Uploads may be 5 GB.", "conflict loser", "suppressed as the loser", "OLD", 9),
+            EnvelopeChange("S", "The legacy mode is on.", "expired", "expired (882 days old)", None, 7),
+        ],
+        marks=marks,
+    )
+
+
+def test_a_labelled_fact_left_out_carries_its_mark():
+    """A must_include fact SPEC-027 left out is listed under 'kept away' with a red MISSING badge, not as a
+    success (a walk-through read its own must_include fact there with nothing saying the scenario wanted it)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_labelled_lines).run(timeout=60)
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [m.value for m in at.markdown]
+    assert texts[0].endswith(":red-badge[label: MISSING]") and "badge" not in texts[1]
+    assert at.markdown[0].help.endswith(r"label\: must\_include · suppressed")
