@@ -24,6 +24,7 @@ measured at the same scenario fields. Each point keeps ``SuiteMetrics.flat()``: 
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -39,6 +40,7 @@ from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
+    from crp_core.model import KnowledgeBase
 
 __all__ = [
     "AxisSpec",
@@ -493,9 +495,29 @@ def _text(v: Any) -> Any:
     return v
 
 
-def grid_report(grid: SuiteGrid, *, suite_source: str = "", ckf_source: str = "") -> dict[str, Any]:
+def facts_after(kb: KnowledgeBase, grid: SuiteGrid) -> list[tuple[datetime, int]]:
+    """For a sweep of ``now``: each swept instant before some of ``kb``'s facts were written, with how many
+    (retrievable) carry a later ``modified_at`` (else ``ingested_at``). At such an instant their age counts as 0, as
+    every run warns (SPEC-027 §3.2: a future timestamp), so the point reads them as fresh; none for other axes."""
+    if NOW not in {a.key for a in grid.axes}:
+        return []
+    stamps = sorted(t for f in kb.facts if f.retrievable and (t := f.effective_modified_at) is not None)
+    axis = next(a for a in grid.axes if a.key == NOW)
+    out = []
+    for when in axis.values:
+        later = len(stamps) - bisect.bisect_right(stamps, when)
+        if later:
+            out.append((when, later))
+    return out
+
+
+def grid_report(
+    grid: SuiteGrid, *, suite_source: str = "", ckf_source: str = "", kb: KnowledgeBase | None = None
+) -> dict[str, Any]:
     """The JSON shape of a sweep (docs/reference/cli.md#sweep): axes with their values and current value,
-    the metric keys, the baseline's metrics and one entry per point."""
+    the metric keys, the baseline's metrics and one entry per point; with ``kb`` and a ``now`` axis,
+    ``facts_after_now``: each swept instant that precedes facts of the CKF, with their count."""
+    after = [{"now": _text(t), "facts": n} for t, n in facts_after(kb, grid)] if kb is not None else []
     return {
         "ckf": ckf_source,
         "suite": suite_source,
@@ -509,6 +531,7 @@ def grid_report(grid: SuiteGrid, *, suite_source: str = "", ckf_source: str = ""
             {"values": {a.key: _text(v) for a, v in zip(grid.axes, p.values)}, "metrics": p.metrics}
             for p in grid.points
         ],
+        "facts_after_now": after,
         "elapsed_s": round(grid.total_ms / 1e3, 3),
     }
 

@@ -86,7 +86,7 @@ def _check_metric(name: str) -> None:
 
 
 def _handle(args: argparse.Namespace) -> int:
-    from crp_core.analysis.sweep_grid import grid_axis, grid_report, suite_current, sweep_grid
+    from crp_core.analysis.sweep_grid import facts_after, grid_axis, grid_report, suite_current, sweep_grid
     from crp_core.report import dumps
 
     specs = _specs(args.param)  # refused before the CKF loads
@@ -113,7 +113,7 @@ def _handle(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         raise ConfigError(f"--param: {exc}") from None
     if args.json:
-        doc = grid_report(grid, suite_source=inp.prepared.suite.source, ckf_source=inp.kb.source)
+        doc = grid_report(grid, suite_source=inp.prepared.suite.source, ckf_source=inp.kb.source, kb=inp.kb)
         doc["operator_decisions"] = decisions_doc(inp.decisions)
         sys.stdout.write(dumps(doc) + "\n")
     elif args.csv:
@@ -121,6 +121,7 @@ def _handle(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(decisions_line(decisions_doc(inp.decisions)))
         _print_text(grid, args.metric, f"{len(inp.prepared.suite)} scenario(s) over {visible(inp.kb.source)}")
+        _print_facts_after(facts_after(inp.kb, grid))
     # -- experiment history (crp-inspect history; docs/decisions/history.md) ----------------------------
     from crp_core.cli.history import record_run, sweep_summary
 
@@ -143,6 +144,17 @@ def csv_text(grid: SuiteGrid) -> str:
     for row in rows:
         w.writerow([csv_cell("" if v is None else v) for v in row.values()])
     return buf.getvalue()
+
+
+def _print_facts_after(after: list[tuple[datetime, int]]) -> None:
+    """A time sweep's instants that precede facts of the CKF: their age counts as 0 there (as every run warns),
+    so a point before the CKF's last date reads them as fresh."""
+    if not after:
+        return
+    out = sys.stdout.write
+    out("\nnote: at these instants some facts of the CKF were not written yet; their age counts as 0 (fresh):\n")
+    for when, n in after:
+        out(f"  now {_show(when)}: {n} fact(s) dated after it\n")
 
 
 def _show(v: Any) -> str:

@@ -106,3 +106,23 @@ def test_progress_on_a_terminal_only(files, capsys, monkeypatch):
     # baseline + 0.1, 0.2 and the current 0.3: four suite runs, the last line final
     assert "sweep 4/4 suite runs (100%)" in term.getvalue()
     assert json.loads(capsys.readouterr().out)["axes"][0]["values"] == [0.1, 0.2, 0.3]
+
+
+def test_a_time_sweep_before_the_ckfs_last_date_says_which_facts_it_reads_as_fresh(files, capsys):
+    """Dates of the tiny CKF: B 2021-01-01, G 2024-01-01, C 2025-10-01, H1 and H2 2026-01-01, A, D and F
+    2026-05-01, E 2026-05-20. At an instant before some of them their age counts as 0: a point there reads them
+    as fresh, and the sweep says how many (a walk-through read recall 1 at a date before most of its facts)."""
+    rc, out, _ = _sweep(capsys, files, "--param", "now=2025-12-01:2026-05-15:3", "--json")
+    assert rc == 0
+    doc = json.loads(out)
+    dates = ["2021-01-01", "2024-01-01", "2025-10-01", "2026-01-01", "2026-01-01"] + ["2026-05-01"] * 3
+    dates.append("2026-05-20")
+    swept = [p["values"]["now"] for p in doc["points"]]
+    want = [{"now": t, "facts": sum(d + "T00:00:00Z" > t for d in dates)} for t in swept]
+    assert doc["facts_after_now"] == [w for w in want if w["facts"]] and doc["facts_after_now"]
+    rc, out, _ = _sweep(capsys, files, "--param", "now=2025-12-01:2026-05-15:3")
+    first = doc["facts_after_now"][0]
+    assert f"  now {first['now']}: {first['facts']} fact(s) dated after it" in out
+    # another key, or a time sweep after every fact: no note
+    rc, out, _ = _sweep(capsys, files, "--param", "stale_floor=0.2:0.4:2", "--json")
+    assert json.loads(out)["facts_after_now"] == []
