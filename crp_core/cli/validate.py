@@ -20,6 +20,7 @@ from crp_core.config import SOURCE_TYPES, STATUSES
 from crp_core.errors import Problem, ValidationError
 from crp_core.io.scenario import load_scenario
 from crp_core.model import KnowledgeBase, Scenario
+from crp_core.support.text import shortened
 
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
@@ -219,7 +220,7 @@ def _scenario_summary(sc: Scenario, path: str) -> dict[str, Any]:
 def _print_scenario(s: dict[str, Any]) -> None:
     verdict = "OK" if s["ok"] else "refused, its labels name facts the CKF does not hold"
     print(f"scenario {s['path']}: {verdict}{' (' + s['name'] + ')' if s['name'] else ''}")
-    print(f"  query: {s['query'][:120]!r}")
+    print(f"  query: {shortened(s['query'], 120)!r}")
     print(f"  now: {s['now'] or 'wall clock'}")
     print(f"  sub-queries: {s['sub_queries']} ({s['addressed']} addressed, {s['residual']} residual)")
     print(f"  prior outputs: {s['prior_outputs']}; fan-out width: {s['fanout_width']}")

@@ -17,3 +17,8 @@ def control_char(text: str) -> str | None:
 def counted(k: int, word: str) -> str:
     """``k`` and ``word``, an ``s`` added unless ``k`` is 1 ("1 scenario", "3 scenarios")."""
     return f"{k} {word}{'' if k == 1 else 's'}"
+
+
+def shortened(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis ``…`` as its last when it was cut."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"

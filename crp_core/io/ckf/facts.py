@@ -227,8 +227,8 @@ def _content(
     return None
 
 
-#: a number in a CSV cell, spelt as JSON spells one (ASCII digits, a sign, a point, an exponent):
-#: ``float`` alone also reads other scripts' digits and underscores ('\u0660.5', '.5_0')
+#: a number in a CSV cell: a decimal in ASCII (digits, a sign, a point, an exponent; '.5' and '+5e-1' as
+#: spreadsheets write them): ``float`` alone also reads other scripts' digits and underscores ('\u0660.5', '.5_0')
 _CELL_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 

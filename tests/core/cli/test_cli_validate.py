@@ -270,3 +270,20 @@ def test_facts_in_another_language_are_named_by_validate_and_warned_by_the_scan(
     assert rc == 0 and f"crp-inspect: warning: {ckf}: {note}\n" in err
     rc, out, err = run(capsys, "validate", os.path.join(GOOD, "facts.csv"))
     assert "  languages: every fact reads as English\n" in out
+
+
+def test_a_long_query_is_cut_with_an_ellipsis(capsys, tmp_path):
+    """A query longer than 120 characters is shown cut to 120 with '…' as the last (it was cut silently)."""
+    doc = json.loads(open(os.path.join(GOOD, "scenario.json"), encoding="utf-8").read())
+    doc["query"] = "What are the etcd ports " + "and the snapshot schedule " * 8 + "of atlas-prod?"
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    rc, out, _ = run(capsys, "validate", "--scenario", str(path))
+    assert rc == 0
+    assert f"  query: {doc['query'][:119] + '…'!r}" in out
+
+
+def test_shortened_cuts_only_what_is_longer():
+    from crp_core.support.text import shortened
+
+    assert shortened("abcdef", 6) == "abcdef" and shortened("abcdefg", 6) == "abcde…" and shortened("", 0) == ""
