@@ -21,7 +21,7 @@ from crp_core.errors import ConfigError, Problem
 if TYPE_CHECKING:
     from crp_core.io.ckf.sdk_map import SourceTypeMap
     from crp_core.model import KnowledgeBase
-    from crp_core.records import Clamp
+    from crp_core.records import Clamp, ConflictPair
 
     #: what each sub-command's ``register`` receives: ``ArgumentParser.add_subparsers()``
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
@@ -386,3 +386,9 @@ class TerminalProgress:
         if self.enabled:
             self.stream.write(message + "\n")
             self.stream.flush()
+
+
+def found_by(pair: ConflictPair) -> str:
+    """ " (learned)" after the patterns of a pair the detector's learned comparison found (``run`` and
+    ``conflicts`` print a pair the same way)."""
+    return " (learned)" if pair.conflict.learned else ""

@@ -24,6 +24,7 @@ from crp_core.cli.common import (
     TerminalProgress,
     add_input_args,
     count_arg,
+    found_by,
     input_source_map,
     load_input_ckf,
     now_arg,
@@ -295,11 +296,6 @@ def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
     return buf.getvalue()
 
 
-def _found_by(p: ConflictPair) -> str:
-    """ " (learned)" after the patterns of a pair the detector's learned comparison found."""
-    return " (learned)" if p.conflict.learned else ""
-
-
 def _print_summary(
     scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, path: str, top: int, engine: str = "local"
 ) -> None:
@@ -330,7 +326,7 @@ def _print_summary(
                 verdict = f"winner {p.kept[0]}, suppress {p.suppressed}"
                 verdict += f" (operator: {p.decision})" if p.decision else ""
             out(
-                f"{i:>4}. {p.fact_a} vs {p.fact_b}  cos={p.similarity:.3f}  {'/'.join(p.patterns)}{_found_by(p)}  "
+                f"{i:>4}. {p.fact_a} vs {p.fact_b}  cos={p.similarity:.3f}  {'/'.join(p.patterns)}{found_by(p)}  "
                 f"authority {a.authority:.4f} vs {b.authority:.4f} (margin {p.margin:.4f})  {verdict}\n"
             )
             for line in flag_lines(winner_flags(p, kb, config, scan.now)):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from crp_core.cli.common import (
     TerminalProgress,
     add_input_args,
+    found_by,
     input_source_map,
     load_input_ckf,
     now_arg,
@@ -158,6 +159,8 @@ def _print_envelope(result: PipelineResult) -> None:
 
 
 def _print_conflicts(result: PipelineResult) -> None:
+    from crp_core.analysis.timeline import flag_lines, winner_flags
+
     out = sys.stdout.write
     pairs = result.resolution.pairs
     out(f"\nconflicts ({len(pairs)})\n")
@@ -173,8 +176,11 @@ def _print_conflicts(result: PipelineResult) -> None:
         if pair.decision is not None and pair.suppressed is not None:
             verdict += f" (operator: {pair.decision})"
         auth = ", ".join(f"{fid}={a.authority:.4f}" for fid, a in pair.authority.items())
-        read = pair.patterns_text("/")
+        read = pair.patterns_text("/") + found_by(pair)
         out(f"  {pair.fact_a} vs {pair.fact_b}: cos={pair.similarity:.3f} {read}; authority {auth}; {verdict}\n")
+        if not pair.skipped:  # as `conflicts` warns: a close call, or both facts past their TTL
+            for line in flag_lines(winner_flags(pair, result.corpus.kb, result.config, result.now)):
+                out(f"      WARNING: {line}\n")
     near = result.near_conflicts
     if near:
         top = result.config.contradiction_similarity

@@ -237,3 +237,34 @@ def test_the_operators_decisions_apply_as_in_the_dashboards_queue(ckf, tmp_path,
     assert "winner F2, suppress F1 (operator: override)" in out and "dismissed by the operator" in out
     status, out, _ = run(capsys, *args, "--json", "--no-triage-db")
     assert {p["decision"] for p in json.loads(out)} == {None}
+
+
+def test_run_warns_and_marks_a_pair_as_conflicts_does(ckf, tmp_path, capsys):
+    """`run` lists the pairs of its envelope with the flags and the learned mark `conflicts` prints (a
+    walk-through saw the both-expired warning and "(learned)" in one and not in the other)."""
+    from crp_core.io.scenario import dump_scenario
+    from tests.support.factories import make_scenario
+
+    def scenario(dim: int) -> str:
+        path = tmp_path / f"s{dim}.json"
+        path.write_text(dump_scenario(make_scenario([1] + [0] * (dim - 1), now=LATER), "json"), encoding="utf-8")
+        return str(path)
+
+    argv = ["run", "--ckf", ckf, "--scenario", scenario(8), "--cache-dir", str(tmp_path / "c"), "--no-triage-db"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("  F1 vs F2:") or x.startswith("  F2 vs F1:"))
+    after = out.splitlines()[out.splitlines().index(line) + 1]
+    assert after == (
+        "      WARNING: both facts expired (past their TTL or STALE): recency no longer separates them, "
+        "source authority x importance decides"
+    )
+    path = tmp_path / "learned.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in LEARNED_ROWS) + "\n", encoding="utf-8")
+    assert (
+        main(
+            ["run", "--ckf", str(path), "--scenario", scenario(3), "--cache-dir", str(tmp_path / "d"), "--no-triage-db"]
+        )
+        == 0
+    )
+    assert "NUMBER_CHANGED (learned)" in capsys.readouterr().out
