@@ -65,8 +65,9 @@ if TYPE_CHECKING:
     )
     from crp_core.analysis.tune import (
         OBJECTIVES, Param, TrialRecord, TuneResult, default_space, no_feasible_message, objective_named,
-        objective_names, tune, tuned_toml
+        objective_names, tune
     )
+    from crp_core.analysis.tune_toml import tuned_toml
     from crp_core.analysis.tune_space import param_for, tunable_keys
     from crp_core.analysis.view_snapshot import ViewSnapshot, ViewSnapshotError, read_view_snapshot, view_snapshot_bytes
     from crp_core.config import (
@@ -325,8 +326,8 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "objective_named",
         "objective_names",
         "no_feasible_message",
-        "tuned_toml",
     ),
+    "crp_core.analysis.tune_toml": ("tuned_toml",),
     "crp_core.analysis.tune_space": ("param_for", "tunable_keys"),
     "crp_core.config": (
         "NEVER_RETRIEVED",

@@ -201,6 +201,13 @@ def _best(res: TuneResult) -> None:
         render.dataframe(sv.regressions_frame(regs), hide_index=True, width="stretch", key=K + "regressions")
     elif best.number != 0:
         st.caption(f"Trial {best.number} is no worse than trial 0 in any scenario and metric.")
+    if res.simplified is not None and res.simplified.reverted:
+        st.caption(
+            f"Left at the sidebar's values, as no suite metric moved with them (checked in "
+            f"{res.simplified.runs} more suite runs): "
+            + render.md_escape(", ".join(res.simplified.reverted))
+            + ". The download and **Apply** carry only the other changes."
+        )
 
 
 def _apply_best(res: TuneResult) -> None:
@@ -221,7 +228,7 @@ def _apply_best(res: TuneResult) -> None:
         type="primary",
         help="Sets the searched keys as sidebar edits (every page then runs with them).",
     ):
-        err = state.set_config_values(dict(best.params))
+        err = state.set_config_values(res.best_params)
         if err:
             st.error(f"Not applied: {render.md_escape(err)}")
         else:

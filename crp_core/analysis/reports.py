@@ -163,6 +163,8 @@ def tune_report(result: TuneResult) -> dict[str, Any]:
             "feasible": best.feasible,
             "config": result.best_config.to_dict(),
             "config_changes": config_changes(result.best_config),
+            # the trial's moves put back because no suite metric moved with them (tune_simplify)
+            "reverted": list(result.simplified.reverted) if result.simplified is not None else [],
             "metrics": plain(best.metrics.flat()),
             "scenarios": {m.name: plain(m.values()) for m in best.metrics.scenarios},
         },

@@ -34,6 +34,8 @@ from crp_core.analysis.evaluate import KnownMode, PreparedSuite, Reference, prep
 from crp_core.analysis.gate import GateFailure, GateResult, MetricsBaseline, gate
 from crp_core.analysis.metrics import METRICS, MetricInfo, SuiteMetrics
 from crp_core.analysis.suite import Suite
+from crp_core.analysis.tune_simplify import Simplified
+from crp_core.analysis.tune_simplify import simplify as simplified
 from crp_core.analysis.tune_space import (
     TTL_SCALE,
     TUNING_RANGES,
@@ -73,7 +75,6 @@ __all__ = [
     "VIOLATIONS",
     "violation_counts",
     "no_feasible_message",
-    "tuned_toml",
 ]
 
 #: the seeds the TPE sampler accepts (numpy's RandomState): 0 .. 2**32 - 1
@@ -313,11 +314,20 @@ class TuneResult:
     trials: tuple[TrialRecord, ...]
     best: TrialRecord
     elapsed_ms: float
+    simplified: Simplified | None = None  # the best trial without its moves that change no suite metric
 
     @property
     def best_config(self) -> CRPConfig:
-        """The full configuration of the best trial, ``--set`` items applied: save it as TOML."""
-        return self.best.config.with_set_args(self.set_args) if self.set_args else self.best.config
+        """The full configuration of the best trial (simplified: the same suite metrics with fewer changes),
+        ``--set`` items applied: save it as TOML."""
+        config = self.simplified.config if self.simplified is not None else self.best.config
+        return config.with_set_args(self.set_args) if self.set_args else config
+
+    @property
+    def best_params(self) -> dict[str, float]:
+        """The searched values of :attr:`best_config`: the best trial's, those it reverted at trial 0's."""
+        reverted = self.simplified.reverted if self.simplified is not None else ()
+        return {k: self.trials[0].params[k] if k in reverted else v for k, v in self.best.params.items()}
 
     @property
     def baseline(self) -> TrialRecord:
@@ -416,13 +426,15 @@ def tune(  # noqa: PLR0913  the study's inputs, then its options and run_suite's
     known: KnownMode = "auto",
     startup_trials: int | None = None,
     embedder: Embedder | None = None,
+    simplify: bool = True,
 ) -> TuneResult:
     """Search ``space`` (default :func:`default_space`) for ``objective`` with TPE (``seed``, 0 .. 2**32 - 1),
     ``trials`` trials in all, trial 0 being exactly ``base_config`` (each parameter's range widened to
     hold its value, :func:`space_including`). ``suite`` may be a :class:`PreparedSuite` (reused).
     ``reference``: the overlap's reference config (None: the defaults; False: no overlap). Every trial
     is gated like ``crp-inspect check`` (:func:`gate_vs_start`; ``TrialRecord.gate``): broken expect bounds
-    are violations of every objective, per-scenario regressions against trial 0 of ``no_regression``."""
+    are violations of every objective, per-scenario regressions against trial 0 of ``no_regression``.
+    ``simplify``: the best configuration keeps only the moves that change a suite metric (tune_simplify)."""
     import optuna
 
     if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or not 1 <= trials <= 10_000:
@@ -504,6 +516,20 @@ def tune(  # noqa: PLR0913  the study's inputs, then its options and run_suite's
     finally:
         optuna.logging.set_verbosity(verbosity)
     done = tuple(records)
+    best = _pick_best(obj, done)
+    lean = None
+    if simplify:
+        lean = simplified(
+            prepared,
+            base_config,
+            best.config,
+            best.metrics,
+            params,
+            set_args=set_args,
+            reference=reference,
+            known=known,
+            embedder=embedder,
+        )
     return TuneResult(
         objective=obj,
         space=params,
@@ -512,8 +538,9 @@ def tune(  # noqa: PLR0913  the study's inputs, then its options and run_suite's
         base_config=base_config,
         set_args=tuple(set_args),
         trials=done,
-        best=_pick_best(obj, done),
+        best=best,
         elapsed_ms=(time.perf_counter() - t0) * 1e3,
+        simplified=lean,
     )
 
 
@@ -562,39 +589,3 @@ def no_feasible_message(result: TuneResult, *, top: int = 3) -> str | None:
         most = sorted(pairs.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
         msg += " Worse than at trial 0 most often: " + ", ".join(f"{s} {m} ({k} trial(s))" for (s, m), k in most) + "."
     return msg
-
-
-def _comment(text: str) -> str:
-    """``text`` on one TOML comment line: control characters (a line break would end the comment) shown escaped."""
-    return "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text)
-
-
-def tuned_toml(result: TuneResult, *, kb: str = "", suite: str = "") -> str:
-    """The best configuration as a reviewable TOML file: only the keys that differ from the defaults
-    (``CRPConfig()``), after comment lines saying what produced them (objective, trials, seed, the best
-    trial, the KB and suite names). :meth:`CRPConfig.from_toml` of it gives :attr:`TuneResult.best_config`."""
-    import tomli_w
-
-    best = result.best_config
-    flat = {k: b for k, (_, b) in CRPConfig().diff(best).items()}
-    tables: dict[str, dict[str, object]] = {}
-    for k, v in flat.items():
-        if "." in k:
-            table, cell = k.split(".", 1)
-            tables.setdefault(table, {})[cell] = v
-    doc: dict[str, object] = {k: v for k, v in flat.items() if "." not in k}
-    doc.update(tables)
-    b = result.best
-    head = [
-        f"# crp-inspect tune: objective {result.objective.name}, {len(result.trials)} trial(s), seed {result.seed}, "
-        f"best trial {b.number} ({'feasible' if b.feasible else 'NOT feasible'}, value "
-        + "/".join(f"{v:.6g}" for v in b.values)
-        + ")",
-    ]
-    if kb or suite:
-        head.append(f"# knowledge base: {kb or '-'}; suite: {suite or '-'}")
-    head.append(
-        f"# {len(flat)} key(s) differ from the defaults; every other key keeps its default (docs/reference/config.md)"
-    )
-    body = tomli_w.dumps(doc)
-    return "\n".join(_comment(h) for h in head) + "\n" + (("\n" + body) if body else "")

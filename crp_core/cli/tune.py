@@ -9,7 +9,7 @@ checked before the CKF is read. ``--json`` prints :func:`crp_core.analysis.repor
 (``{"best": {"config", "metrics", ...}, "trials": [...]}``); otherwise one line per trial as it finishes,
 then the best trial's configuration changes, and when no trial is feasible, what made them infeasible.
 ``--out best.toml`` saves the keys of the best configuration that differ from the defaults, after comment
-lines saying what produced them (:func:`crp_core.analysis.tune.tuned_toml`; ``crp-inspect check --config
+lines saying what produced them (:func:`crp_core.analysis.tune_toml.tuned_toml`; ``crp-inspect check --config
 best.toml`` reads it): checked writable before the first trial, written atomically; if the write still
 fails at the end, the result is printed first, then the error (exit 2). ``--seed`` outside 0 .. 2**32 - 1
 is refused by argparse (exit 2).
@@ -110,8 +110,9 @@ def _line(t: TrialRecord) -> str:
 
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.reports import tune_report
-    from crp_core.analysis.tune import no_feasible_message, objective_named, tune, tuned_toml
+    from crp_core.analysis.tune import no_feasible_message, objective_named, tune
     from crp_core.analysis.tune_space import space_including
+    from crp_core.analysis.tune_toml import tuned_toml
     from crp_core.report import dumps
 
     if not 1 <= args.trials <= 10_000:
@@ -232,6 +233,12 @@ def _print_result(result: TuneResult, base: CRPConfig, *, saved: str | None) -> 
         out(f"  {k}: {a} -> {b}\n")
     if not changes:
         out("  (no change from the starting configuration)\n")
+    if result.simplified is not None and result.simplified.reverted:
+        out(
+            f"  left at the start, as no suite metric moved with them ({result.simplified.runs} more suite runs): "
+            + ", ".join(result.simplified.reverted)
+            + "\n"
+        )
     out("\n" + metrics_table(best.metrics) + "\n")
     if best.regressions:
         out(

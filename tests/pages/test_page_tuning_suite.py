@@ -18,6 +18,7 @@ from crp_core.analysis.tune import tune
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import prepare_corpus
 from crp_core.io.ckf import load_ckf
+from crp_ui.render import md_escape
 from tests.support.pages import figures, frame_with, run_page, widget
 
 K = "crp.tuning.suite."
@@ -130,8 +131,13 @@ def test_autotune_shows_the_study_and_applies_the_best(ui_env):
     assert not at.exception, [e.value for e in at.exception]
     edits = at.session_state["crp.config_edits"] if "crp.config_edits" in at.session_state else None
     assert edits is not None
-    for key, value in ref.best.params.items():
+    # the best configuration's values: the trial's moves that no suite metric follows stay at the start
+    for key, value in ref.best_params.items():
         assert edits[key] == pytest.approx(value)
+    reverted = ref.simplified.reverted if ref.simplified is not None else ()
+    assert all(ref.best_params[k] == ref.trials[0].params[k] for k in reverted)
+    said = [c.value for c in at.caption if c.value.startswith("Left at the sidebar's values")]
+    assert bool(said) == bool(reverted) and (not said or md_escape(", ".join(reverted)) in said[0])
 
 
 def test_a_refused_suite_upload_names_file_line_and_field(ui_env):

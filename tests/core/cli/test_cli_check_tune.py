@@ -167,6 +167,25 @@ def test_best_trial_equals_a_separate_run_at_its_values(prepared):
     assert [t.params for t in res2.trials] == [t.params for t in res.trials]
 
 
+def test_the_best_configuration_keeps_only_the_moves_a_suite_metric_follows(prepared):
+    """ttl_days.regulatory is searched, but no fact of the tiny corpus is regulatory: whatever the best trial
+    moved it to, it goes back to its start (a walk-through shipped 9 such changes of 12). What remains gives the
+    best trial's metrics exactly, and each key the search moved is kept or reverted, none lost."""
+    space = (*SPACE, Param("ttl_days.regulatory", 456.0, 5475.0, 1.0))
+    res = tune(prepared.corpus, prepared, CRPConfig(), "recall", trials=8, seed=3, space=space)
+    simple = res.simplified
+    assert simple is not None
+    moved = {p.key for p in space if res.best.params[p.key] != res.trials[0].params[p.key]}
+    kept = set(CRPConfig().diff(res.best_config))
+    assert "ttl_days.regulatory" in moved and "ttl_days.regulatory" in simple.reverted
+    assert kept | set(simple.reverted) == moved and not kept & set(simple.reverted)
+    assert simple.runs == len(moved)
+    again = run_suite(prepare_suite(corpus(), prepared.suite), res.best_config)
+    assert again.metrics.flat() == res.best.metrics.flat()
+    raw = tune(prepared.corpus, prepared, CRPConfig(), "recall", trials=8, seed=3, space=space, simplify=False)
+    assert raw.simplified is None and set(CRPConfig().diff(raw.best_config)) == moved
+
+
 def test_pareto_front_of_two_metrics(prepared):
     res = tune(prepared.corpus, prepared, CRPConfig(), "recall_tokens", trials=6, seed=0, space=SPACE)
     front = res.pareto("recall.mean", "tokens.mean", feasible_only=False)
@@ -206,6 +225,9 @@ def test_tune_cli_json_and_out(files, capsys, tmp_path):
     assert "stale_floor" not in {p["key"] for p in rep["space"]}  # pinned by --set
     assert CRPConfig.load(out_toml).to_dict() == rep["best"]["config"]
     assert set(rep["best"]["metrics"]) >= {"recall.mean", "leaks.total", "tokens.mean"}
+    # the moves put back are listed, and none of them is among the configuration's changes
+    assert isinstance(rep["best"]["reverted"], list)
+    assert not set(rep["best"]["reverted"]) & {key for key, _start, _value in rep["best"]["config_changes"]}
     rc = main(["tune", "--ckf", str(ckf), "--suite", str(suite), "--trials", "0"])
     assert rc == 2
 

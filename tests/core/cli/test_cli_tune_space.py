@@ -18,8 +18,8 @@ from crp_core.analysis.tune import (
     objective_named,
     objective_names,
     tune,
-    tuned_toml,
 )
+from crp_core.analysis.tune_toml import tuned_toml
 from crp_core.cli import main
 from crp_core.config import CRPConfig
 from crp_core.errors import ConfigError
