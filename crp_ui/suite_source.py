@@ -54,6 +54,14 @@ SOURCES = (BUNDLED, UPLOADED)
 PER_FILE, FILES = 10, 20
 
 
+def source_label(src: str) -> str:
+    """How a suite source reads: the server's scenario folder is "bundled" only when it is the repository's
+    (a server started on another folder, ``crp-inspect dashboard --ckf``, serves that folder's scenarios)."""
+    if src == BUNDLED and state.samples_label() != "Bundled sample":
+        return "scenarios on the server"
+    return src
+
+
 def suite_config() -> CRPConfig:
     """The config a suite runs at: the sidebar base with the sidebar edits (no scenario's table)."""
     return state.base_with_edits()
@@ -105,7 +113,7 @@ def summary() -> str:
     """One line naming the suite in force (an expander's label): its source and, uploaded, its files."""
     src = source()
     if src == BUNDLED:
-        return "Suite: the bundled suite"
+        return f"Suite: the {source_label(src)}"
     suite = uploaded()
     return (
         "Suite: no scenario files uploaded yet" if suite is None else f"Suite: {len(suite)} uploaded scenario file(s)"
@@ -227,9 +235,11 @@ def choose_suite(where: str) -> Suite | None:
             SOURCES,
             key=wkey,
             on_change=chosen,
-            help="The bundled suite is every scenario under sample_ckf/scenarios/ (sub-folders "
-            "included), labelled for the bundled sample CKF. Upload your own labelled "
-            "scenarios (JSON / TOML with an `expect` table) for another CKF.",
+            format_func=source_label,
+            help=f"The {source_label(BUNDLED)}: every scenario of the server's scenario folder (sub-folders "
+            "included; the repository's sample_ckf/scenarios/, labelled for the bundled sample CKF, unless the "
+            "server was started on another folder). Upload your own labelled scenarios (JSON / TOML with an "
+            "`expect` table) for another CKF.",
         )
     )
     if src == UPLOADED:
@@ -243,7 +253,7 @@ def choose_suite(where: str) -> Suite | None:
     suite = _pick(suite, where)
     if suite is not None:
         st.caption(
-            f"Suite: {len(suite)} scenario(s) from the {render.md_escape(src)} · "
+            f"Suite: {len(suite)} scenario(s) from the {render.md_escape(source_label(src))} · "
             + render.md_escape(", ".join(suite.names))
         )
     return suite

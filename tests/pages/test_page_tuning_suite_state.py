@@ -193,3 +193,18 @@ def test_the_suite_sweeps_inputs_survive_tab_and_page_switches(ui_env):
     _tab(at, "Auto-tune")
     assert widget(at, "number_input", K + "seed").value == 9
     assert at.selectbox(key=K + "objective").value == "no_regression"
+
+
+def test_a_server_started_on_its_own_folder_calls_its_suite_by_that_name(ui_env, monkeypatch):
+    """The suite of the server's scenario folder is "bundled" only for the repository's sample; a server
+    started on another folder (here the test's, $CRP_SAMPLE_DIR) serves "scenarios on the server" (a
+    walk-through read its own four scenarios called the bundled suite)."""
+    from crp_ui import suite_source
+
+    at = run_page("tuning", params={"tab": "Suite"})
+    _ok(at)
+    radio = at.radio(key=K + "source.suite")
+    assert radio.options[0] == "scenarios on the server" and radio.value == "bundled suite"
+    assert any(c.value.startswith("Suite: ") and "from the scenarios on the server" in c.value for c in at.caption)
+    monkeypatch.delenv("CRP_SAMPLE_DIR")
+    assert suite_source.source_label(suite_source.BUNDLED) == "bundled suite"
