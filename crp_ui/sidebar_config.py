@@ -218,19 +218,23 @@ def _groups(config: CRPConfig) -> None:
 
 
 def _tables(config: CRPConfig) -> None:
-    st.markdown("**Tables by source type** (TTL empty = no expiry)")
+    st.markdown("**Tables by source type** (TTL `none` = no expiry; empty a cell for no expiry)")
+    # pixel widths that fit the sidebar: the three values side by side, the project-default marks after them
     edited = st.data_editor(
         fixed_frame(TABLES_BASE, "config", lambda: tables_frame(config)),
         key=widget_key("config", "tables"),
         hide_index=True,
         width="stretch",
         disabled=["source_type", "project defaults *"],
+        placeholder="none",
         column_config={
-            "TTL (days)": st.column_config.NumberColumn("TTL (days)", min_value=0.0, format="%.1f"),
-            "authority": st.column_config.NumberColumn("authority", min_value=0.0, max_value=1.0, format="%.2f"),
-            "importance": st.column_config.NumberColumn("importance", min_value=0.0, max_value=1.0, format="%.2f"),
+            "source_type": st.column_config.TextColumn("source type", width=118),
+            "TTL (days)": st.column_config.NumberColumn("TTL d", min_value=0.0, format="%.1f", width=68),
+            "authority": st.column_config.NumberColumn("auth.", min_value=0.0, max_value=1.0, format="%.2f", width=60),
+            "importance": st.column_config.NumberColumn("imp.", min_value=0.0, max_value=1.0, format="%.2f", width=60),
         },
     )
+    st.caption("TTL d: days before a fact of that type expires · auth.: source authority · imp.: importance")
     changes = table_edits(config, edited)
     if changes and state.set_config_values(changes) is not None:
         st.rerun()  # refused: redraw the table from the kept configuration
