@@ -127,12 +127,15 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase, od: OperatorDecisi
         out(f"\nknown-conflict guard ({len(result.known_conflicts)})\n")
         for f in result.known_conflicts:
             out(f"  {f.message}\n")
-    if result.warnings:
-        out(f"\nwarnings ({len(result.warnings)})\n")
-        for w in result.warnings[:20]:
+    # the guard's findings are warnings too (run --json, the dashboard); listed once here, in their own section
+    guarded = {f.message for f in result.known_conflicts}
+    rest = [w for w in result.warnings if w not in guarded]
+    if rest:
+        out(f"\nwarnings ({len(rest)})\n")
+        for w in rest[:20]:
             out(f"  {w}\n")
-        if len(result.warnings) > 20:
-            out(f"  ... and {len(result.warnings) - 20} more\n")
+        if len(rest) > 20:
+            out(f"  ... and {len(rest) - 20} more\n")
     out("\ntimings (ms): " + ", ".join(f"{k} {v:.3f}" for k, v in result.timings_ms.items()) + "\n")
 
 

@@ -86,6 +86,12 @@ def test_a_shorter_official_ttl_no_longer_lets_the_loser_through_silently(capsys
     assert main(args + ["--set", "known_conflict_action=pull_winner"]) == 0
     pulled = json.loads(capsys.readouterr().out)
     assert "k8s-0068" in pulled["envelope"]["order"] and "k8s-0069" not in pulled["envelope"]["order"]
+    # the text output names each finding once, in the guard's section (it was listed again under warnings)
+    assert main(args[:-1]) == 0
+    out = capsys.readouterr().out
+    (message,) = [f["message"] for f in report["known_conflicts"] if f["loser"] == "k8s-0069"]
+    assert message in report["warnings"] and out.count(message) == 1
+    assert out.index("known-conflict guard (") < out.index(message)
 
 
 def test_a_known_winner_stage_4_suppressed_is_neither_pulled_back_nor_a_reason_to_drop():
