@@ -53,16 +53,19 @@ def _ttl_text(t: float) -> str:
 
 
 def curve_ttls(config: CRPConfig, explicit_ttls: Iterable[float] = ()) -> list[tuple[float, str]]:
-    """One curve per distinct TTL: each source type's TTL (types sharing a TTL share a curve),
-    then each explicit fact TTL not already drawn. ``inf`` = no expiry. Sorted by TTL."""
+    """One curve per distinct TTL: each source type's TTL (types sharing a TTL share a curve), then each TTL
+    facts give themselves (their ``ttl``, ``none`` included) not already drawn; a type's curve that such facts
+    share says so too. ``inf`` = no expiry. Sorted by TTL."""
     by_ttl: dict[float, list[str]] = {}
     for stype in SOURCE_TYPES:
         t = config.ttl_days[stype]
         by_ttl.setdefault(math.inf if t is None else float(t), []).append(stype)
-    out = [(t, f"{_ttl_text(t)}: {', '.join(types)}") for t, types in by_ttl.items()]
-    for t in sorted({float(t) for t in explicit_ttls if t is not None and not math.isnan(float(t))}):
-        if t not in by_ttl:
-            out.append((t, f"{_ttl_text(t)}: explicit ttl"))
+    own = {float(t) for t in explicit_ttls if t is not None and not math.isnan(float(t))}
+    out = [
+        (t, f"{_ttl_text(t)}: {', '.join(types)}" + (", facts' own ttl" if t in own else ""))
+        for t, types in by_ttl.items()
+    ]
+    out += [(t, f"{_ttl_text(t)}: explicit ttl") for t in sorted(own - set(by_ttl))]
     return sorted(out, key=lambda p: p[0])
 
 
@@ -239,7 +242,7 @@ def recency_chart(
     """
     # only the columns drawn: row selections then copy 8 columns, not the breakdown's thirty
     known = frame.loc[frame["age_days"].notna().to_numpy(), list(RECENCY_COLUMNS)]
-    explicit = known.loc[known["ttl_source"] == "explicit", "ttl_days"].tolist()
+    explicit = known.loc[known["ttl_source"].isin(("explicit", "timeless")), "ttl_days"].tolist()
     curves = curve_ttls(config, explicit)
     finite = [t for t, _ in curves if not math.isinf(t)]
     ages_known = known["age_days"].to_numpy(dtype=float)

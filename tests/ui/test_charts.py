@@ -80,6 +80,11 @@ def test_curve_ttls_group_source_types_and_add_explicit_ttls():
     assert labels[90.0] == "TTL 90 d: explicit ttl"
     assert labels[math.inf] == "no expiry: user_provided"
     assert "official_documentation" in labels[365.0] and "unverified" in labels[365.0]
+    # a fact's own ttl on a type's curve: the label says the curve is theirs too (a fact of `ttl none` sat
+    # on "no expiry: user_provided" though it is internal)
+    assert labels[365.0].endswith(", facts' own ttl") and not labels[1825.0].endswith("own ttl")
+    shared = dict(charts.curve_ttls(CRPConfig(), explicit_ttls=[math.inf]))
+    assert shared[math.inf] == "no expiry: user_provided, facts' own ttl" and len(shared) == 5
 
 
 def test_recency_chart_markers_lie_on_their_curves(result):
