@@ -432,11 +432,13 @@ def explain_delta(
         )
     text = " ".join(parts)
     if b.in_envelope != c.in_envelope or b.role != c.role or b.suppressed != c.suppressed:
-        text += (
-            f". Outcome: {b.role}{' (in envelope)' if b.in_envelope else ''} -> {c.role}"
-            f"{' (in envelope)' if c.in_envelope else ''}; {c.reason}"
-        )
+        text += f". Outcome: {_where(b)} -> {_where(c)}; {c.reason}"
     return text
+
+
+def _where(v: FactView) -> str:
+    """A fact's role and where it ended: ``anchor (in envelope)``, ``anchor (suppressed)``, ``candidate``."""
+    return v.role + (" (in envelope)" if v.in_envelope else " (suppressed)" if v.suppressed else "")
 
 
 def _movement(b: FactView, c: FactView) -> str:

@@ -66,8 +66,10 @@ def test_winner_flip_and_envelopes_side_by_side():
     assert sorted(cmp.base_envelope) == ["F1", "F2", "P1"] and sorted(cmp.cand_envelope) == ["F1", "F2", "P2"]
     assert cmp.entering == ("P2",) and cmp.leaving == ("P1",)
     assert cmp.jaccard == pytest.approx(2 / 4)
-    # P1's own score did not move; its outcome did
+    # P1's own score did not move; its outcome did, and the outcome says where it ended on each side
     text = cmp.explain("P1")
+    assert "Outcome: anchor (in envelope) -> anchor (suppressed)" in text
+    assert "Outcome: anchor (suppressed) -> anchor (in envelope)" in cmp.explain("P2")
     assert "did not change" in text and "suppressed by P2" in text
 
 
