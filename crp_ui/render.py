@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -199,6 +199,22 @@ def count_help(n: int, help_text: str | None = None) -> str | None:
 #: URLs, www. names, e-mail addresses): shown as code spans instead, which are never linked. An address
 #: is tried only where a run of its characters starts (the lookbehind), so a long word is scanned once
 AUTOLINK = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp):|\bwww\.)\S*|(?<![\w.+-])[\w.+-]+@[\w-]+\.\w[\w.-]*")
+#: an address that starts right where the previous link ended, inside a run of its characters
+#: (``1@1.1+@1.1``: GFM links ``+@1.1`` too; the lookbehind above would not try there)
+_ADDRESS = re.compile(r"(?i)[\w.+-]+@[\w-]+\.\w[\w.-]*")
+
+
+def autolink_spans(line: str) -> Iterator[tuple[int, int]]:
+    """The spans Markdown would link by itself in ``line``, left to right; each character is scanned a
+    bounded number of times (a long word once)."""
+    pos = 0
+    while (m := AUTOLINK.search(line, pos)) is not None:
+        yield m.span()
+        end = m.end()
+        while (n := _ADDRESS.match(line, end)) is not None:
+            yield n.span()
+            end = n.end()
+        pos = end
 
 
 def md_escape(text: object) -> str:
@@ -210,11 +226,17 @@ def md_escape(text: object) -> str:
 
 
 def _escape_line(line: str) -> str:
+    spans: list[list[int]] = []
+    for start, end in autolink_spans(line):
+        if spans and spans[-1][1] == start:  # links that touch: one code span (two would run their fences together)
+            spans[-1][1] = end
+        else:
+            spans.append([start, end])
     out, pos = [], 0
-    for m in AUTOLINK.finditer(line):
-        out.append(_MD_SPECIAL.sub(r"\\\1", line[pos : m.start()]))
-        out.append(md_code(m.group(0)))
-        pos = m.end()
+    for start, end in spans:
+        out.append(_MD_SPECIAL.sub(r"\\\1", line[pos:start]))
+        out.append(md_code(line[start:end]))
+        pos = end
     out.append(_MD_SPECIAL.sub(r"\\\1", line[pos:]))
     return "".join(out)
 

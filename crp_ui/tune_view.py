@@ -165,18 +165,19 @@ def best_vs_base_frame(res: TuneResult) -> pd.DataFrame:
 
 
 def params_frame(res: TuneResult) -> pd.DataFrame:
-    """The searched keys: range, base value, best value."""
-    base, best = res.baseline.params, res.best.params
+    """The searched keys: the base value and the best configuration's (the values a person came for, first),
+    then the range searched."""
+    base, best = res.baseline.params, res.best_params
     return pd.DataFrame(
         [
             {
                 "key": p.key,
+                "base": base.get(p.key),
+                "best": best.get(p.key),
                 "from": p.low,
                 "to": p.high,
                 "step": p.step,
                 "log": p.log,
-                "base": base.get(p.key),
-                "best": best.get(p.key),
             }
             for p in res.space
         ]

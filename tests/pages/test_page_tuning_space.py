@@ -78,15 +78,17 @@ def test_an_edited_space_is_the_space_of_the_study(ui_env):
     assert list(table["candidate_k"]) == [t.params["candidate_k"] for t in ref.trials]
     assert "stale_floor" not in table.columns
     params = frame_with(at, "key", "from", "to", "step", "log", "base", "best")
+    # the values first (the best configuration's: a move no suite metric follows stays at the base), the range after
+    assert list(params.columns) == ["key", "base", "best", "from", "to", "step", "log"]
     assert params.to_dict("records") == [
         {
             "key": q.key,
+            "base": b,
+            "best": ref.best_params[q.key],
             "from": q.low,
             "to": q.high,
             "step": q.step,
             "log": q.log,
-            "base": b,
-            "best": ref.best.params[q.key],
         }
         for q, b in zip(ref.space, (ref.baseline.params[q.key] for q in ref.space))
     ]

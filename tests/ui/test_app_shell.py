@@ -659,7 +659,13 @@ _AUTOLINK_DEFINITION = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|xmpp):|\bwww\.
 @settings(max_examples=3000)
 @given(hst.text(alphabet=list("ab1.+-@_ :/wWhtps"), max_size=20))
 def test_autolinks_are_found_where_the_definition_finds_them(text: str) -> None:
-    assert [m.span() for m in render.AUTOLINK.finditer(text)] == [m.span() for m in _AUTOLINK_DEFINITION.finditer(text)]
+    assert list(render.autolink_spans(text)) == [m.span() for m in _AUTOLINK_DEFINITION.finditer(text)]
+
+
+def test_an_address_right_after_a_link_is_linked_too() -> None:
+    """GFM links ``+@1.1`` after ``1@1.1`` (hypothesis found it: the run's lookbehind skipped that start)."""
+    assert list(render.autolink_spans("1@1.1+@1.1")) == [(0, 5), (5, 10)]
+    assert render.md_escape("1@1.1+@1.1") == "`1@1.1+@1.1`"  # touching links: one code span
 
 
 def test_a_long_word_is_escaped_whole() -> None:
