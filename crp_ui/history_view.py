@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from crp_core import Experiment
 
+from .chart_style import CURVE_COLOURS
 from .render import esc
 from .suite_common import MEAN_COLOUR
 from .tuning_view import value_label
@@ -108,29 +109,47 @@ def about_frame(found: Sequence[Experiment]) -> pd.DataFrame:
     )
 
 
+def _series(e: Experiment) -> tuple[str, str]:
+    """What a line joins: runs over one knowledge base and one suite, by their fingerprints (two suites
+    of one name are two series: their numbers are not comparable)."""
+    return (e.kb_fingerprint or "", e.suite_fingerprint or "")
+
+
+def _series_name(metric: str, runs: Sequence[Experiment], several_kbs: bool) -> str:
+    e = runs[0]
+    name = f"{metric} · {e.suite_name or 'no suite'} {(e.suite_fingerprint or '')[:8]}".rstrip()
+    return esc(name + (f" on {e.kb_name or 'a knowledge base'}" if several_kbs else ""), 80)
+
+
 def metric_figure(found: Sequence[Experiment], metric: str, *, selected: Sequence[int] = ()) -> go.Figure:
     """``metric`` of every experiment that holds it against the time it was recorded (oldest to newest), one
-    line; the runs in ``selected`` (ids) ringed. Hover: the id, kind, who and the note's start."""
+    line per knowledge base and suite (one line, named ``metric``, when the runs share both); the runs in
+    ``selected`` (ids) ringed. Hover: the id, kind, who and the note's start."""
     pts = sorted(
         ((when(e), e) for e in found if e.metrics.get(metric) is not None and not pd.isna(when(e))),
         key=lambda p: (p[0], p[1].id or 0),
     )
-    xs = [t.to_pydatetime() for t, _ in pts]
-    fig = go.Figure(
-        go.Scatter(
-            x=xs,
-            y=[e.metrics[metric] for _, e in pts],
-            mode="lines+markers",
-            name=esc(metric),
-            line=dict(color=MEAN_COLOUR),
-            marker=dict(size=8),
-            customdata=[[e.id, esc(e.kind), esc(e.recorded_by, 40), esc(e.note, 60)] for _, e in pts],
-            hovertemplate=(
-                "#%{customdata[0]} %{customdata[1]} by %{customdata[2]}<br>%{x}<br>"
-                f"{esc(metric)} %{{y}}<br>%{{customdata[3]}}<extra></extra>"
-            ),
+    groups: dict[tuple[str, str], list[tuple[pd.Timestamp, Experiment]]] = {}
+    for t, e in pts:
+        groups.setdefault(_series(e), []).append((t, e))
+    several_kbs = len({kb for kb, _suite in groups}) > 1
+    fig = go.Figure()
+    for i, members in enumerate(groups.values()):
+        fig.add_trace(
+            go.Scatter(
+                x=[t.to_pydatetime() for t, _ in members],
+                y=[e.metrics[metric] for _, e in members],
+                mode="lines+markers",
+                name=esc(metric) if len(groups) == 1 else _series_name(metric, [e for _, e in members], several_kbs),
+                line=dict(color=MEAN_COLOUR if i == 0 else CURVE_COLOURS[i % len(CURVE_COLOURS)]),
+                marker=dict(size=8),
+                customdata=[[e.id, esc(e.kind), esc(e.recorded_by, 40), esc(e.note, 60)] for _, e in members],
+                hovertemplate=(
+                    "#%{customdata[0]} %{customdata[1]} by %{customdata[2]}<br>%{x}<br>"
+                    f"{esc(metric)} %{{y}}<br>%{{customdata[3]}}<extra></extra>"
+                ),
+            )
         )
-    )
     ring = [(t, e) for t, e in pts if e.id in set(selected)]
     if ring:
         fig.add_trace(

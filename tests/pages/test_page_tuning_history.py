@@ -119,7 +119,10 @@ def test_the_comparison_shows_metrics_and_config_side_by_side(seeded):
     assert list(hv.about_frame(picked)["experiment"]) == ["#2", "#1"]
     assert hv.when(runs[0]) == pd.Timestamp("2026-03-01T13:00:00Z")
     fig = hv.metric_figure(runs, "recall.mean", selected=[2])
-    assert [d.name for d in fig.data] == ["recall.mean", "selected"] and list(fig.data[1].y) == [1.0]
+    # one line per knowledge base and suite (run 3 is another knowledge base's), then the ring
+    kbs = {e.kb_fingerprint for e in runs if e.metrics.get("recall.mean") is not None}
+    assert len(fig.data) == len(kbs) + 1 and fig.data[-1].name == "selected" and list(fig.data[-1].y) == [1.0]
+    assert all(d.name.startswith("recall.mean · ") for d in fig.data[:-1])
     assert "&lt;b&gt;" in fig.data[0].customdata[0][3]  # a note reaching plotly is escaped
 
 
@@ -210,3 +213,19 @@ def test_an_auto_tune_and_a_2d_sweep_of_the_dashboard_are_kept(ui_env, tmp_path,
     assert tuned.origin == "dashboard" and tuned.summary and tuned.summary["trials"] == 3
     # the decisions it ran with, as a command line's run keeps them: none in force (no decision recorded)
     assert tuned.summary["operator_decisions"] == {"store": None, "named_by": None, "in_force": 0, "digest": ""}
+
+
+def test_two_suites_of_one_name_are_two_lines(seeded):
+    """Runs of suites that share a name but not their fingerprint are not one series (a walk-through's chart
+    joined a 3-scenario and a 4-scenario "scenarios" suite in one line)."""
+    import dataclasses
+
+    _db, runs = seeded
+    same_kb = [e for e in runs if e.kb_fingerprint == runs[0].kb_fingerprint]
+    assert len(same_kb) == 2 and len({e.suite_fingerprint for e in same_kb}) == 1
+    one = hv.metric_figure(same_kb, "recall.mean")
+    assert [d.name for d in one.data] == ["recall.mean"]
+    other = dataclasses.replace(same_kb[1], suite_fingerprint="ffff0000" + "0" * 56)
+    two = hv.metric_figure([same_kb[0], other], "recall.mean")
+    names = [d.name for d in two.data]
+    assert len(names) == 2 and names[1].endswith("ffff0000") and [list(d.y) for d in two.data] == [[0.5], [1.0]]
