@@ -145,7 +145,9 @@ def _print_envelope(result: PipelineResult) -> None:
     for i, p in enumerate(result.envelope.order, 1):
         extra = f" bridges {p.bridges_anchor}" if p.bridges_anchor else ""
         tier = p.tier or "no tier"  # connectors: their score never enters a tier (docs/reference/pipeline.md §6)
-        out(f"  {i:>3}. {p.fact_id:<20} {p.role:<9} score={p.score:.4f} {tier}/{p.band} tokens={p.tokens}{extra}\n")
+        # an anchor's score is its CDR (0..1), a connector's its connector score (a bridge value, unbounded)
+        score = f"cdr={p.score:.4f}" if p.role == "anchor" else f"connector={p.score:.4f}"
+        out(f"  {i:>3}. {p.fact_id:<20} {p.role:<9} {score} {tier}/{p.band} tokens={p.tokens}{extra}\n")
     env = result.envelope
     out(f"  tokens {env.tokens_used}/{env.token_budget}")
     if env.dropped_for_budget:

@@ -82,7 +82,7 @@ def test_summary(files, capsys):
     code, out, err = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache")
     assert code == 0, err
     assert "CRP-Context-Conflicts-Resolved: 1" in out
-    assert "etcd-2379" in out and "anchor" in out and "score=" in out
+    assert "etcd-2379" in out and "anchor" in out and "cdr=" in out
     assert "kept etcd-2379, suppressed etcd-4001" in out
 
 
@@ -175,3 +175,27 @@ def test_a_dismissed_pair_reads_both_kept_and_an_override_names_the_operator(fil
     capsys.readouterr()
     code, out, _ = run(capsys, "--ckf", ckf, "--scenario", scen, "--triage-db", db)
     assert "kept etcd-4001, suppressed etcd-2379 (operator: override)" in out
+
+
+def test_the_envelope_lines_name_which_score_they_show(capsys):
+    """An anchor's score is its CDR (0..1), a connector's its connector score (unbounded): one column of
+    'score=' mixed them (a walk-through read 8.01 beside 0.22)."""
+    from tests.support.paths import REPO_ROOT
+
+    root = REPO_ROOT / "sample_ckf"
+    argv = [
+        "run",
+        "--ckf",
+        str(root / "knowledge_base.jsonl"),
+        "--scenario",
+        str(root / "scenarios" / "etcd_upgrade.json"),
+    ]
+    assert main([*argv, "--no-triage-db"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    start = lines.index("envelope (packed order)")
+    packed = lines[start + 1 : next(i for i in range(start, len(lines)) if lines[i].startswith("  tokens "))]
+    anchors = [x for x in packed if x.split()[2] == "anchor"]
+    connectors = [x for x in packed if x.split()[2] == "connector"]
+    assert anchors and connectors
+    assert all(x.split()[3].startswith("cdr=") for x in anchors)
+    assert all(x.split()[3].startswith("connector=") for x in connectors)
