@@ -39,7 +39,7 @@ import math
 from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.clauses import Doc, days_disjoint
 from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated, without_unless
 from crp_core.stages.contradictions.lexicon import (
     DATE,
@@ -60,6 +60,7 @@ from crp_core.stages.contradictions.loose import aligned, derived
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
 from crp_core.stages.contradictions.ranges import bound_split, date_within_span, period_ends
 from crp_core.stages.contradictions.subjects import (
+    added_names,
     apart_subjects,
     designator,
     numbered_subjects,
@@ -115,6 +116,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "clause_own_min",
             "clause_own_max",
             "narrowed",
+            "other_subject",
             # a swap and a polarity candidate
             "swap_values",
             "swaps",
@@ -179,6 +181,7 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
         and date_within_span(da, db, list(c.diffs))
         and bound_split(da, db, list(c.diffs))
         and opposed_qualifiers(da, db, list(c.diffs))
+        and added_names(da, db, list(c.diffs))
     ]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
@@ -344,7 +347,7 @@ def _value_candidate(
         drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
         f["aligned"] = float(aligned(sa, sb, da.loose_words, db.loose_words, drop))
         f["sent_loose"] = jaccard(sa.bag, sb.bag)
-        if apart_subjects(da, ca.sent, db, cb.sent):
+        if apart_subjects(da, ca.sent, db, cb.sent) or days_disjoint(da, ca.sent, db, cb.sent):
             return None
     f["log_ratio"] = _log_ratio(ta, tb)
     own_a, own_b = len(ca.bag - db.words), len(cb.bag - da.words)
@@ -352,6 +355,7 @@ def _value_candidate(
     f["clause_own_max"] = float(min(3, max(own_a, own_b)))
     if _qualified_scope(f):
         return None
+    f["other_subject"] = float(not other_subjects(da, db, diffs))
     return Candidate(pats, tuple(diffs), f)
 
 

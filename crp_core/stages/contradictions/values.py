@@ -67,6 +67,7 @@ from crp_core.stages.contradictions.ranges import bound_split, date_within_span,
 from crp_core.stages.contradictions.subjects import (
     designator,
     equal_pair,
+    added_names,
     opposed_qualifiers,
     other_subjects,
     present,
@@ -516,6 +517,7 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
         diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
         diffs = opposed_qualifiers(da, db, other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)]))
+        diffs = added_names(da, db, diffs)
         diffs = bound_split(da, db, date_within_span(da, db, dates_as_labels(da, db, diffs)))
         if narrowed_nouns(da, db):  # two kinds, each named by a modifier of its own: their permissions may differ
             diffs = [d for d in diffs if d.pattern != NEGATION_FLIP]
