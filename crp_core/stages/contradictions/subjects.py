@@ -285,8 +285,8 @@ def prefixed_group(da: Doc, fa: int, la: int, db: Doc, fb: int, lb: int) -> bool
     The prefixed word stands in the subject (before the first modal, form of be / have / do or negation; in a
     sentence with none, before its first value: "A non-resident permit costs $90" / "A resident permit costs
     $45"), the other text states its base bare, and the predicates carry the same words: another subject, no
-    changed value and no flip. A predicate in other words ("Barbless hooks are mandatory" / "Barbed hooks may be used") keeps
-    the prefix a negation."""
+    changed value and no flip. A predicate in other words ("Barbless hooks are mandatory" / "Barbed hooks may be
+    used") keeps the prefix a negation."""
     ea, eb = _group_end(da.tokens, fa, la), _group_end(db.tokens, fb, lb)
     if ea == fa or eb == fb:
         return False

@@ -65,9 +65,9 @@ from crp_core.stages.contradictions.orders import list_reorder, reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.ranges import bound_split, date_within_span, period_ends
 from crp_core.stages.contradictions.subjects import (
+    added_names,
     designator,
     equal_pair,
-    added_names,
     opposed_qualifiers,
     other_subjects,
     present,
