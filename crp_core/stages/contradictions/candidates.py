@@ -11,9 +11,11 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"), where a
   qualifier one text adds to all the other says scopes the value (``_qualified_scope``), between the dates of a
   period's two ends (``ranges.period_ends``), for a date inside a span the other text states or a quantity the texts
-  split by its bounds (ranges.py); its
+  split by its bounds (ranges.py), between two scopes of weekdays with no day in common (``clauses.days_disjoint``) or
+  for a name one text says it *also* holds (``subjects.added_names``); its
   feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
-  "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's;
+  "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's; its feature
+  ``other_subject``: the rules' subject test (``subjects.other_subjects``) reads the two sentences as two subjects;
 * a value candidate of the class ``interval`` for a duration in one text against an "every" rate in the other
   whose periods differ (``typed.interval_values``: "renewed every 3 years" / "at five-year intervals"), the one
   interval in two forms that the rules compare only when the two sentences state one thing;
@@ -39,7 +41,7 @@ import math
 from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.clauses import Doc, days_disjoint
 from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated, without_unless
 from crp_core.stages.contradictions.lexicon import (
     DATE,
@@ -60,6 +62,7 @@ from crp_core.stages.contradictions.loose import aligned, derived
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
 from crp_core.stages.contradictions.ranges import bound_split, date_within_span, period_ends
 from crp_core.stages.contradictions.subjects import (
+    added_names,
     apart_subjects,
     designator,
     numbered_subjects,
@@ -115,6 +118,7 @@ FEATURE_NAMES: tuple[str, ...] = tuple(
             "clause_own_min",
             "clause_own_max",
             "narrowed",
+            "other_subject",
             # a swap and a polarity candidate
             "swap_values",
             "swaps",
@@ -179,6 +183,7 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
         and date_within_span(da, db, list(c.diffs))
         and bound_split(da, db, list(c.diffs))
         and opposed_qualifiers(da, db, list(c.diffs))
+        and added_names(da, db, list(c.diffs))
     ]
     if found:
         out.append(_swap_candidate(da, db, found, base, len(changed)))
@@ -344,7 +349,7 @@ def _value_candidate(
         drop = frozenset((ta.key, tb.key)) if cls == "ent" else frozenset()
         f["aligned"] = float(aligned(sa, sb, da.loose_words, db.loose_words, drop))
         f["sent_loose"] = jaccard(sa.bag, sb.bag)
-        if apart_subjects(da, ca.sent, db, cb.sent):
+        if apart_subjects(da, ca.sent, db, cb.sent) or days_disjoint(da, ca.sent, db, cb.sent):
             return None
     f["log_ratio"] = _log_ratio(ta, tb)
     own_a, own_b = len(ca.bag - db.words), len(cb.bag - da.words)
@@ -352,6 +357,7 @@ def _value_candidate(
     f["clause_own_max"] = float(min(3, max(own_a, own_b)))
     if _qualified_scope(f):
         return None
+    f["other_subject"] = float(not other_subjects(da, db, diffs))
     return Candidate(pats, tuple(diffs), f)
 
 

@@ -226,7 +226,7 @@ def prefixed(d: Doc, c: Clause, other: Doc) -> tuple[int, ...]:
     return tuple(
         k
         for k in c.prefixed
-        if not _prefixed_too(d.tokens[k].key, other)
+        if not _prefixed_too(d.tokens[k], other)
         and (other.negated or (_base_stated(d.tokens[k].key, other) and not _base_beside(d.tokens[k].key, d)))
         and not _kind_named(d, k, other)
     )
@@ -249,8 +249,11 @@ def _kind_named(d: Doc, k: int, other: Doc) -> bool:
     )
 
 
-def _prefixed_too(key: str, other: Doc) -> bool:
-    return any(t.sub == "negpfx" and t.key == key for t in other.tokens)
+def _prefixed_too(tok: Token, other: Doc) -> bool:
+    """Does the other text state the same prefixed word: read so, or written alike in another reading (a
+    capitalised "Egg-free" that opens a sentence reads as a name)?"""
+    low = tok.text.lower()
+    return any((t.sub == "negpfx" and t.key == tok.key) or t.text.lower() == low for t in other.tokens)
 
 
 def _base_beside(key: str, d: Doc) -> bool:

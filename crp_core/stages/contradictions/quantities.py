@@ -50,7 +50,7 @@ from crp_core.stages.contradictions.tokens import (
 SPACED_ONLY = {"m": "metre"}
 #: "N times" or "twice" before these is a multiplier: a comparative, or a determiner of the thing multiplied ("four
 #: times their resting length", "twice its weight")
-MULTIPLIER_NEXT = COMPARATIVE_NEXT | {"their", "its", "our", "your", "his", "her"}
+MULTIPLIER_NEXT = COMPARATIVE_NEXT | {"their", "its", "our", "your", "his", "her", "what"}
 #: the dimensions a fraction in words divides ("half an hour", "three-quarters of an inch", "a quarter of a mile")
 HALVED_DIMS = frozenset(["time", "cal", "mass", "volume", "length", "energy"])
 #: a power word before a unit of length: an area or a volume ("12 square metres", "250 cubic metres", "100 sq ft")

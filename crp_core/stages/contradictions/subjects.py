@@ -15,6 +15,7 @@ from crp_core.stages.contradictions.lexicon import (
     DATE,
     DATE_SHIFTED,
     ENTITY,
+    ENTITY_SUBSTITUTED,
     FUNC,
     MAGNITUDE_ALTERED,
     NEG,
@@ -263,14 +264,30 @@ def _predicate_keys(d: Doc, start: int, last: int) -> frozenset[str]:
     return frozenset(t.key for t in d.tokens[start:last] if t.kind in (WORD, POLAR, NEG, FUNC))
 
 
+def _group_end(toks: tuple[Token, ...], a: int, b: int) -> int:
+    """Where the group a sentence [a, b) speaks of ends: at the subject's end (its first modal, form of be / have /
+    do or negation), else, in a sentence with none of those, at its first value ("A non-resident permit costs
+    $90": the words before the value name the group); ``a`` when neither is found."""
+    end = subject_end(toks, a, b)
+    if end != a:
+        return end
+    for j in range(a, b):
+        if toks[j].kind == BREAK:
+            return a
+        if toks[j].kind in (NUMBER, DATE):
+            return j if any(t.kind in (WORD, ENTITY) for t in toks[a:j]) else a
+    return a
+
+
 def prefixed_group(da: Doc, fa: int, la: int, db: Doc, fb: int, lb: int) -> bool:
     """Do two sentences state one predicate of two groups, one named with a negating prefix on the other's
     word ("Non-members can book courts up to 2 days ahead" / "Members can book courts up to 7 days ahead")?
-    The prefixed word stands in the subject (before the first modal, form of be / have / do or negation), the
-    other text states its base bare, and the predicates carry the same words: another subject, no changed value
-    and no flip. A predicate in other words ("Barbless hooks are mandatory" / "Barbed hooks may be used") keeps
-    the prefix a negation."""
-    ea, eb = subject_end(da.tokens, fa, la), subject_end(db.tokens, fb, lb)
+    The prefixed word stands in the subject (before the first modal, form of be / have / do or negation; in a
+    sentence with none, before its first value: "A non-resident permit costs $90" / "A resident permit costs
+    $45"), the other text states its base bare, and the predicates carry the same words: another subject, no
+    changed value and no flip. A predicate in other words ("Barbless hooks are mandatory" / "Barbed hooks may be
+    used") keeps the prefix a negation."""
+    ea, eb = _group_end(da.tokens, fa, la), _group_end(db.tokens, fb, lb)
     if ea == fa or eb == fb:
         return False
     if not (_prefixed_subject(da, fa, ea, db, fb, eb) or _prefixed_subject(db, fb, eb, da, fa, ea)):
@@ -409,3 +426,20 @@ def opposed_qualifiers(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDi
     if not opposed(da, db):
         return diffs
     return [d for d in diffs if d.pattern not in _VALUE_PATTERNS and d.pattern != NEGATION_FLIP]
+
+
+#: words that say a text adds to what it names ("X also runs the cameras on Y", "as well")
+_ADDING = frozenset(["also"])
+
+
+def _adds(d: Doc) -> bool:
+    return any(t.text.lower() in _ADDING for t in d.tokens)
+
+
+def added_names(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
+    """Leave out the changed names of two texts one of which says it *also* holds ("Permits are sold at the ranger
+    station" / "Permits can also be bought online through the DNR portal"): the name it states is one more, beside
+    the other text's, not one in its place. Two texts that both say "also", or neither, keep their diffs."""
+    if _adds(da) == _adds(db):
+        return diffs
+    return [d for d in diffs if d.pattern != ENTITY_SUBSTITUTED]

@@ -65,6 +65,7 @@ from crp_core.stages.contradictions.orders import list_reorder, reordered
 from crp_core.stages.contradictions.phrases import phrase_substitution
 from crp_core.stages.contradictions.ranges import bound_split, date_within_span, period_ends
 from crp_core.stages.contradictions.subjects import (
+    added_names,
     designator,
     equal_pair,
     opposed_qualifiers,
@@ -516,6 +517,7 @@ def _compare(text_a: str, text_b: str, learned: bool) -> ValueConflict | None:
         diffs = typed_diffs(da, db)
     if diffs and da.sentences and db.sentences:
         diffs = opposed_qualifiers(da, db, other_subjects(da, db, [d for d in diffs if not list_reorder(da, db, d)]))
+        diffs = added_names(da, db, diffs)
         diffs = bound_split(da, db, date_within_span(da, db, dates_as_labels(da, db, diffs)))
         if narrowed_nouns(da, db):  # two kinds, each named by a modifier of its own: their permissions may differ
             diffs = [d for d in diffs if d.pattern != NEGATION_FLIP]
