@@ -487,6 +487,7 @@ GATE_THRESHOLDS: tuple[tuple[str, str, str], ...] = (
     ("max_contradictions", "contradictions", "max"),
     ("max_duplicates", "duplicates", "max"),
     ("max_false_conflicts", "false_conflicts", "max"),
+    ("min_conflicts_detected", "conflicts_detected", "min"),
     ("min_overlap", "overlap", "min"),
     ("max_tokens", "tokens", "max"),
     ("min_ndcg@10", "ndcg@10", "min"),

@@ -251,10 +251,17 @@ def _bounded(
     include: tuple[str, ...],
     grades: Mapping[str, int],
     pairs: tuple[tuple[str, str], ...],
+    conflicts: int,
 ) -> None:
     """A threshold of a metric the labels leave undefined: ``min_recall`` without ``must_include``,
-    ``max_false_conflicts`` without ``not_conflicts``, a ranking bound without a fact graded 1 or more (the
-    gate would fail it on every run)."""
+    ``max_false_conflicts`` without ``not_conflicts``, a ranking bound without a fact graded 1 or more, and
+    ``min_conflicts_detected`` above the ``conflicts`` it counts (the gate would fail it on every run)."""
+    if "min_conflicts_detected" in thresholds and thresholds["min_conflicts_detected"] > conflicts:
+        err(
+            ("expect", "min_conflicts_detected"),
+            f"asks for {int(thresholds['min_conflicts_detected'])} detected of the {conflicts} pair(s) of "
+            "expect.conflicts",
+        )
     if "min_recall" in thresholds and not include:
         err(("expect", "min_recall"), "bounds the recall of expect.must_include, which is empty or missing")
     if "max_false_conflicts" in thresholds and not pairs:
@@ -290,7 +297,7 @@ def parse_expect(v: Any, err: Err) -> Expectations | None:
     grades = _relevance(err, v.get("relevance"))
     _consistent(err, include, exclude, grades)
     thresholds = _thresholds(err, v)
-    _bounded(err, thresholds, include, grades, not_conflicts)
+    _bounded(err, thresholds, include, grades, not_conflicts, len(conflicts))
     return Expectations(
         must_include=include,
         must_exclude=exclude,

@@ -68,6 +68,25 @@ def test_check_fails_on_a_threshold_without_a_baseline(files, capsys, tmp_path):
     assert rc == 1 and "recall 0.666667 breaks expect.min_recall (must be >= 1)" in out
 
 
+def test_a_scenario_can_require_its_expected_conflicts_to_be_detected(files, capsys, tmp_path):
+    """s1 labels three conflicts; stage 4 detects A/B and H1/H2, not E/F. ``min_conflicts_detected`` 3 fails and
+    names the pair missed, 2 passes, 4 (more than the labels hold) is refused with the file and field (a
+    walk-through could not gate a missed conflict)."""
+    ckf, _ = files
+    docs = scenario_docs()
+    docs["s1"]["expect"]["min_conflicts_detected"] = 3
+    rc, out, _ = _check(capsys, ckf, write_suite(tmp_path / "three", docs))
+    assert rc == 1 and "conflicts_detected 2 breaks expect.min_conflicts_detected (must be >= 3)" in out
+    assert "not detected: E + F" in out
+    docs["s1"]["expect"]["min_conflicts_detected"] = 2
+    rc, out, _ = _check(capsys, ckf, write_suite(tmp_path / "two", docs))
+    assert rc == 0, out
+    docs["s1"]["expect"]["min_conflicts_detected"] = 4
+    rc, out, err = _check(capsys, ckf, write_suite(tmp_path / "four", docs))
+    assert rc == 2 and "expect.min_conflicts_detected" in err
+    assert "asks for 4 detected of the 3 pair(s) of expect.conflicts" in err
+
+
 @pytest.mark.parametrize(
     "extra, needle",
     [
