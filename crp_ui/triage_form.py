@@ -16,7 +16,15 @@ import os
 
 import streamlit as st
 
-from crp_core import MARKABLE_STATUSES, MAX_NOTE_CHARS, ConflictPair, CRPConfig, Decision, KnowledgeBase
+from crp_core import (
+    MARKABLE_STATUSES,
+    MAX_NOTE_CHARS,
+    ConflictPair,
+    CRPConfig,
+    Decision,
+    KnowledgeBase,
+    authority_winner,
+)
 
 from . import conflicts_view as cv
 from . import decisions, render, state, team
@@ -68,7 +76,22 @@ def flash() -> None:
         st.success(render.md_escape(message))
 
 
-def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str], disabled: bool) -> None:
+def accept_text(pair: ConflictPair, config: CRPConfig) -> str:
+    """What an accept records, in words: arbitration by authority (SPEC-027 §2.3; triage.md, "In force").
+    Under an operator's override or dismissal that is not the outcome shown, and the text says so (a reviewer
+    who meant to agree with a colleague's override recorded the authority's winner against it)."""
+    winner = authority_winner(pair, config)
+    by_authority = "a tie by authority: both kept with a NOTE" if winner is None else f"{winner} wins by authority"
+    if pair.decision in ("override", "dismiss"):
+        return (
+            f"Returns the pair to arbitration by authority: {by_authority}. This replaces the {pair.decision} in "
+            f"force ({cv.outcome_text(pair)}): to agree with it, record {KIND_SHORT[pair.decision]} again"
+            + (", its winner preselected." if pair.decision == "override" else ".")
+        )
+    return f"Accepts the arbitration as shown: {by_authority}. Only a note is needed."
+
+
+def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str], disabled: bool, config: CRPConfig) -> None:
     """The fields of one kind of decision, inside the form (``disabled`` for a session that may not record)."""
     ids = [pair.fact_a, pair.fact_b]
     side = {pair.fact_a: "A", pair.fact_b: "B"}
@@ -77,16 +100,16 @@ def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str], disabled: 
         return render.plain(f"{side[fid]} · {fid}")
 
     if kind == "accept":
-        st.caption(
-            "Accepts the arbitration as shown: " + render.md_escape(cv.outcome_text(pair)) + ". Only a note is needed."
-        )
+        st.caption(render.md_escape(accept_text(pair, config)))
     elif kind == "override":
         current_winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else pair.fact_a
         other = pair.fact_b if current_winner == pair.fact_a else pair.fact_a
+        # an override in force is preselected (recording it again confirms it); else the fact that loses now
+        chosen = current_winner if pair.decision == "override" else other
         st.selectbox(
             "Winner",
             ids,
-            index=ids.index(other),
+            index=ids.index(chosen),
             key=keys["winner"],
             format_func=label,
             help="The fact that must win this pair whatever its authority; the other is suppressed.",
@@ -247,7 +270,7 @@ def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queu
     _kind_keys(pk, disabled=locked)
     args = (kind, pair, state.get_ckf_fingerprint(kb), config, shown)
     with st.form(K + "form." + pk, clear_on_submit=False, border=True):
-        _kind_fields(kind, pair, keys, locked)
+        _kind_fields(kind, pair, keys, locked, config)
         st.text_area("Note (optional)", key=keys["note"], max_chars=MAX_NOTE_CHARS, height=68, disabled=locked)
         with st.container(horizontal=True):
             st.form_submit_button(

@@ -93,3 +93,29 @@ def test_a_stale_mark_reorders_the_pair_without_a_new_scan_or_check(queue_env):
     assert queue_table(at) == [*(pair_of(k) for k in range(21, 25)), pair_of(3)]
     hits = [d.value for d in at.dataframe if "fact_a" in d.value.columns and "state" in d.value.columns]
     assert "Q03b marked STALE" in dict(zip(hits[0]["fact_a"], hits[0]["state"]))["Q03a"]
+
+
+def test_under_an_override_the_form_says_what_an_accept_records_and_preselects_the_override(queue_env):
+    """alice overrides Q04 (Q04b wins, against authority). For bob the Accept caption says it returns the pair to
+    authority (Q04a wins) and replaces the override, and Override preselects Q04b, so recording it confirms
+    alice (a walk-through's reviewer pressed Accept under 'Q04b wins (operator override)' meaning to agree, and
+    recorded Q04a against it). Bob's Override is then the same position as alice's."""
+    from crp_core import DecisionStore
+
+    at = open_queue({"pair": pair_of(4)}, size=10)
+    set_operator(at, "alice")
+    pk = pair_of(4)
+    decide(at, pk, "override")
+    at.selectbox(key=K + "pair").set_value(pk).run()
+    set_operator(at, "bob")
+    at.radio(key=K + "kind." + pk).set_value("accept").run()
+    said = [c.value.replace("\\", "") for c in at.caption if "arbitration by authority" in c.value.replace("\\", "")]
+    assert said and said[0].startswith("Returns the pair to arbitration by authority: Q04a wins by authority.")
+    assert "replaces the override in force (Q04b wins (operator override); Q04a suppressed)" in said[0]
+    at.radio(key=K + "kind." + pk).set_value("override").run()
+    assert at.selectbox(key=K + "winner." + pk).value == "Q04b"
+    at.button(key=K + "submit." + pk).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    with DecisionStore(str(queue_env)) as store:  # queue_env is the store file
+        mine = [(d.operator, d.kind, d.winner) for d in store.all()]
+    assert mine[-2:] == [("alice", "override", "Q04b"), ("bob", "override", "Q04b")]
