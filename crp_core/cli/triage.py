@@ -37,10 +37,18 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from crp_core.cli.common import add_max_bytes_arg, add_sdk_map_args, input_source_map, load_input_ckf, visible
+from crp_core.cli.common import (
+    add_max_bytes_arg,
+    add_sdk_map_args,
+    input_source_map,
+    load_input_ckf,
+    now_arg,
+    visible,
+)
 from crp_core.config import STATUSES, CRPConfig, layered_config
 from crp_core.decisions import ALL_KINDS, PAIR_KINDS, DecisionError, StaleDecisionError, validate_decision
 from crp_core.errors import CRPError
+from crp_core.io.timeparse import format_timestamp
 from crp_core.report import dumps
 from crp_core.triage import (
     DB_PATH_ENV,
@@ -191,7 +199,11 @@ def register(subparsers: Subparsers) -> None:
     r.add_argument("--db", metavar="PATH", default=None, help=db_help + "; created if missing")
     r.add_argument("--pair", nargs=2, metavar=("A", "B"), required=True, help="the two facts of the pair")
     r.add_argument("--kind", required=True, choices=ALL_KINDS, help="the decision (revert: an admin's, with --reverts)")
-    r.add_argument("--winner", metavar="ID", help="override: the fact that wins; accept: the winner shown")
+    r.add_argument(
+        "--winner",
+        metavar="ID",
+        help="override: the fact that wins; accept: the winner shown (default: the winner by authority now)",
+    )
     r.add_argument("--fact", metavar="ID", help="mark_status: the fact whose status changes")
     r.add_argument("--status", choices=STATUSES, help="mark_status: the new status")
     r.add_argument("--reverts", metavar="ID", type=int, help="revert: the decision taken back (--note says why)")
@@ -202,6 +214,12 @@ def register(subparsers: Subparsers) -> None:
         metavar="PATH",
         required=True,
         help="the CKF the decision is taken on: the pair's facts must be in it; its name and fingerprint are stamped",
+    )
+    r.add_argument(
+        "--now",
+        metavar="ISO",
+        default=None,
+        help="accept without --winner: the instant the authority is measured at (default: now)",
     )
     r.add_argument(
         "--based-on",
@@ -475,12 +493,13 @@ def _record(args: argparse.Namespace) -> int:
     a, b = args.pair
     kb = load_input_ckf(args.ckf, lenient=False, max_bytes=args.max_bytes, source_map=input_source_map(args))
     roles = load_roles(args.roles) if args.roles else load_team_config().roles
+    winner, said = _accepted_winner(args, kb)
     decision = Decision.new(
         a,
         b,
         args.kind,
         args.operator,
-        winner=args.winner,
+        winner=winner,
         target_fact=args.fact,
         new_status=args.status,
         note=args.note,
@@ -500,10 +519,32 @@ def _record(args: argparse.Namespace) -> int:
         except StaleDecisionError as exc:
             raise CRPError(f"{exc} (to record yours over it: --based-on {exc.latest.id})") from None
     print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
+    if said:
+        print(said, file=sys.stderr)
     unflagged = _unflagged_note(kb, done)
     if unflagged:
         print(unflagged, file=sys.stderr)
     return 0
+
+
+def _accepted_winner(args: argparse.Namespace, kb: KnowledgeBase) -> tuple[str | None, str | None]:
+    """``--winner``, or for an accept without one the winner by authority now with the default configuration
+    (what every run applies for an accept), with a note saying so: stored without a winner, an accept read as an
+    accepted tie in the exports while the runs suppressed a loser."""
+    if args.kind != "accept" or args.winner is not None:
+        return args.winner, None
+    a, b = args.pair
+    if kb.get(a) is None or kb.get(b) is None:
+        return None, None  # the store refuses the decision, naming the fact
+    from datetime import UTC, datetime
+
+    from crp_core.stages.contradictions.arbitration import winner_by_authority
+
+    when = now_arg(args.now)
+    winner = winner_by_authority(kb, a, b, CRPConfig(), when or datetime.now(UTC))
+    shown = "a tie (no winner)" if winner is None else f"winner {visible(winner)}"
+    at = "now" if when is None else f"at {format_timestamp(when)}"
+    return winner, f"note: accept records the arbitration by authority {at}, default configuration: {shown}"
 
 
 def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:

@@ -6,14 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions, pair_decision_map, pair_key, split_pair_key
-from crp_core.model import Fact
+from crp_core.factors.recency import fact_attributes
+from crp_core.model import Fact, KnowledgeBase
 from crp_core.records import Authority, ConflictPair, Resolution
+from crp_core.stages.contradictions.authority import authority_of
 from crp_core.stages.tie_groups import note_block
 
 DECISION_KINDS = ("dismiss", "override", "accept")
@@ -156,4 +159,16 @@ def authority_winner(pair: ConflictPair, config: CRPConfig) -> str | None:
     """The winner of ``pair`` by authority alone (SPEC-027 §2.3), None for a tie (§2.5): what an
     operator's "accept" records."""
     arb = arbitrate(pair.authority[pair.fact_a], pair.authority[pair.fact_b], config, None, None)
+    return None if arb.tied else arb.kept[0]
+
+
+def winner_by_authority(kb: KnowledgeBase, a: str, b: str, config: CRPConfig, now: datetime) -> str | None:
+    """The winner of facts ``a`` and ``b`` of ``kb`` by authority alone at ``now`` (SPEC-027 §2.3), None for a
+    tie (§2.5): what an accept records when no arbitrated pair is at hand (``triage record`` without
+    ``--winner``). The facts must be in ``kb``."""
+    factor = fact_attributes(kb, now, config).factor
+    ia, ib = kb.index_of(a), kb.index_of(b)
+    auth_a = authority_of(kb.facts[ia], float(factor[ia]), config)
+    auth_b = authority_of(kb.facts[ib], float(factor[ib]), config)
+    arb = arbitrate(auth_a, auth_b, config, None, None)
     return None if arb.tied else arb.kept[0]

@@ -17,7 +17,7 @@ import pytest
 
 from crp_core.cli import main
 from crp_core.io.ckf import load_ckf
-from crp_core.triage import DB_PATH_ENV, DecisionStore
+from crp_core.triage import DB_PATH_ENV, Decision, DecisionStore
 from tests.support.paths import REPO_ROOT
 from tests.support.triage_cli import cli, record
 
@@ -434,7 +434,8 @@ def test_export_carries_overrides_prints_and_writes_the_report(capsys, tmp_path,
         "2380 since v3.4",
     )
     dis = record(capsys, db, "--pair", "F3", "F4", "--kind", "dismiss", "--operator", "bob")
-    record(capsys, db, "--pair", "F1", "F3", "--kind", "accept", "--operator", "cy")  # a tie: nothing to write
+    with DecisionStore(db) as store:  # an accepted tie (no winner): nothing to write
+        store.record(Decision.accept("F1", "F3", operator="cy"))
     # F2 is STALE in the file already, so the override's winner has no status edge: reported too
     out = tmp_path / "clean.jsonl"
     code, stdout, err = cli(capsys, "export", "--db", db, "--ckf", ckf, "--out", str(out))
@@ -768,3 +769,36 @@ def test_an_override_on_a_pair_below_the_similarity_threshold_says_where_it_acts
     )
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "c", *argv)
     assert code == 0 and "note:" not in err
+
+
+def test_an_accept_without_a_winner_records_the_winner_by_authority(capsys, tmp_path):
+    """At 2026-03-01 F1 (official documentation, 28 days old, fresh: 0.80 x 1 x 0.9 = 0.72) outranks F4 (web, age
+    unknown: recency 1, 0.70 x 1 x 0.5 = 0.35): the accept names F1 and says so on stderr. Stored without a winner it
+    read as an accepted tie in the exports while every run suppressed F4 (a walk-through's export left the loser
+    ACTIVE). Two facts alike in every field tie: the accept stays without a winner."""
+    db = str(tmp_path / "d.sqlite")
+    code, out, err = cli(
+        capsys,
+        "record",
+        "--db",
+        db,
+        "--pair",
+        "F1",
+        "F4",
+        "--kind",
+        "accept",
+        "--operator",
+        "ann",
+        "--now",
+        "2026-03-01",
+    )
+    assert code == 0 and json.loads(out)["winner"] == "F1"
+    assert (
+        "accept records the arbitration by authority at 2026-03-01T00:00:00Z, default configuration: winner F1" in err
+    )
+    code, out, err = cli(capsys, "record", "--db", db, "--pair", "X1", "X2", "--kind", "accept", "--operator", "ann")
+    assert code == 0 and json.loads(out)["winner"] is None and "a tie (no winner)" in err
+    code, out, err = cli(
+        capsys, "record", "--db", db, "--pair", "F1", "F4", "--kind", "accept", "--winner", "F4", "--operator", "bo"
+    )
+    assert code == 0 and json.loads(out)["winner"] == "F4" and "by authority" not in err
