@@ -31,7 +31,8 @@ def quality_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None
     """The operators' decisions as labels for the value-conflict detector (crp-inspect triage stats), and
     how the operators agree with each other."""
     _agreement(log)
-    quality = detector_quality(ds, kb, state.get_config().detector_learned)
+    config = state.get_config()
+    quality = detector_quality(ds, kb, config.detector_learned, config)
     if not quality.pairs:
         st.info(
             "No pair decided yet. Every accepted or overridden pair counts as a true conflict, every "

@@ -414,7 +414,7 @@ def _stats(args: argparse.Namespace) -> int:
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes, source_map=input_source_map(args))
     with DecisionStore(_db(args), create=False, readonly=True) as store:
         current = store.current(ckf_fingerprint=kb.fingerprint)
-        quality = detector_quality(current, kb, config.detector_learned)
+        quality = detector_quality(current, kb, config.detector_learned, config)
         on_kb = [d for d in store.all() if d.ckf_fingerprint in (None, kb.fingerprint)]
     team = team_agreement(on_kb, load_team_config().review_quorum)
     if args.json:

@@ -7,10 +7,13 @@ named by hand, or one an earlier detector flagged) is listed and counted apart, 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from crp_core.config import CRPConfig
 from crp_core.decisions import DecisionSet, split_pair_key
 from crp_core.model import KnowledgeBase
+from crp_core.stages.contradictions.arbitration import winner_by_authority
 from crp_core.stages.contradictions.values import PATTERNS, values_conflict
 
 
@@ -44,6 +47,9 @@ class LabelledPair:
     note: str
     operator: str
     decided_at: str
+    #: the winner by authority today (SPEC-027 §2.3; None: a tie or not asked): an override naming it agrees with
+    #: the arbitration and overrules nothing
+    by_authority: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,13 +86,25 @@ class DetectorQuality:
 
     @property
     def overruled(self) -> tuple[LabelledPair, ...]:
-        """Pairs where the operator disagreed: dismissed ones, and overrides of the arbitration."""
-        return tuple(p for p in self.pairs if p.kind in ("dismiss", "override"))
+        """Pairs where the operator disagreed: dismissed ones, and overrides naming another winner than authority's
+        (an override of authority's own winner confirms the run, as the operator guide says)."""
+        return tuple(
+            p for p in self.pairs if p.kind == "dismiss" or (p.kind == "override" and p.winner != p.by_authority)
+        )
 
 
-def detector_quality(decisions: DecisionSet, kb: KnowledgeBase, learned: bool = True) -> DetectorQuality:
+def detector_quality(
+    decisions: DecisionSet,
+    kb: KnowledgeBase,
+    learned: bool = True,
+    config: CRPConfig | None = None,
+    now: datetime | None = None,
+) -> DetectorQuality:
     """Label every pair decision in force (accept, override, dismiss) and count per pattern, the patterns
-    read by the detector as configured (``learned``: config ``detector_learned``)."""
+    read by the detector as configured (``learned``: config ``detector_learned``); an override's pair is
+    arbitrated by authority under ``config`` (default: the defaults) at ``now`` (default: now) to tell whether
+    it overrules."""
+    at = now or datetime.now(UTC)
     confirmed = dict.fromkeys(PATTERNS, 0)
     dismissed = dict.fromkeys(PATTERNS, 0)
     pairs: list[LabelledPair] = []
@@ -113,6 +131,7 @@ def detector_quality(decisions: DecisionSet, kb: KnowledgeBase, learned: bool = 
                 note=latest.note if latest else "",
                 operator=latest.operator if latest else "",
                 decided_at=(latest.decided_at or "") if latest else "",
+                by_authority=winner_by_authority(kb, a, b, config or CRPConfig(), at) if kind == "override" else None,
             )
         )
     return DetectorQuality(
