@@ -412,10 +412,12 @@ def _stats(args: argparse.Namespace) -> int:
 
     config = layered_config(args.config, None, args.set_args)
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes, source_map=input_source_map(args))
+    # decisions apply by fact id whatever the CKF's fingerprint (an edited CKF keeps its triage), as every run
+    # applies them: judged the same way here; a decision naming a fact this CKF lacks is counted apart
     with DecisionStore(_db(args), create=False, readonly=True) as store:
-        current = store.current(ckf_fingerprint=kb.fingerprint)
+        current = store.current()
         quality = detector_quality(current, kb, config.detector_learned, config)
-        on_kb = [d for d in store.all() if d.ckf_fingerprint in (None, kb.fingerprint)]
+        on_kb = [d for d in store.all() if _on(kb, d)]
     team = team_agreement(on_kb, load_team_config().review_quorum)
     if args.json:
         out = {**detector_quality_dict(quality), **team}
@@ -424,6 +426,11 @@ def _stats(args: argparse.Namespace) -> int:
     _print_quality(quality)
     _print_agreement(team)
     return 0
+
+
+def _on(kb: KnowledgeBase, d: Decision) -> bool:
+    """Whether the facts ``d`` names are in ``kb`` (a revert names its pair too)."""
+    return kb.get(d.fact_a) is not None and kb.get(d.fact_b) is not None
 
 
 def team_agreement(decisions: list[Decision], quorum: int) -> dict[str, Any]:

@@ -802,3 +802,28 @@ def test_an_accept_without_a_winner_records_the_winner_by_authority(capsys, tmp_
         capsys, "record", "--db", db, "--pair", "F1", "F4", "--kind", "accept", "--winner", "F4", "--operator", "bo"
     )
     assert code == 0 and json.loads(out)["winner"] == "F4" and "by authority" not in err
+
+
+def test_stats_on_an_edited_ckf_judges_the_decisions_runs_apply(capsys, tmp_path):
+    """Decisions apply by fact id whatever the CKF's fingerprint, so ``run`` and ``conflicts`` keep them on an
+    edited CKF; ``stats`` counted only those stamped with the new fingerprint: none (a walk-through deleted one fact
+    and read 0 decided pairs and an empty review). Now the pair whose facts remain is judged, the one naming the
+    deleted fact is counted apart."""
+    from tests.support.triage_cli import FACTS
+
+    def write(path, facts):
+        path.write_text("".join(json.dumps({**f, "embedding_model": "test-model"}) + "\n" for f in facts))
+        return str(path)
+
+    v1, v2 = (
+        write(tmp_path / "v1.jsonl", FACTS),
+        write(tmp_path / "v2.jsonl", [f for f in FACTS if f["fact_id"] != "F4"]),
+    )
+    db = str(tmp_path / "d.sqlite")
+    record(capsys, db, "--pair", "F1", "F2", "--kind", "override", "--winner", "F2", "--operator", "ann", "--ckf", v1)
+    record(capsys, db, "--pair", "F3", "F4", "--kind", "dismiss", "--operator", "ann", "--ckf", v1)
+    code, out, err = cli(capsys, "stats", "--db", db, "--ckf", v2, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(p["fact_a"], p["fact_b"], p["kind"]) for p in doc["overruled"]] == [("F1", "F2", "override")]
+    assert doc["unknown_pairs"] == ["F3|F4"]
