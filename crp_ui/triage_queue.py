@@ -44,6 +44,8 @@ K_SORT = K + "sort"  # the queue's order (the URL's qsort)
 K_SIZE = K + "page_size"  # rows per page
 K_TURNED = K + "turned"  # set when the operator turned the page (the page's first pair is then selected)
 K_VIEW = K + "view"  # the digest of the last view's filters and order (a change opens page 1)
+#: [the linked pair the queue does not hold, the pair shown instead (None until the page chose it)]
+K_LINK_MISS = K + "link_miss"
 #: rows per page of the queue (the table and the select box hold one page)
 PAGE_SIZES = (10, 25, 50, 100, 200)
 PAGE_SIZE = 50
@@ -145,17 +147,34 @@ def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
     return order[:i] + ("sdk",) + order[i:]
 
 
-def _url_pair(frame: pd.DataFrame) -> str | None:
-    """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise."""
-    want = state.selected_pair()
-    if want is None or want in cache.by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist())):
-        return want
+def _link_miss_warning(want: str) -> None:
     st.warning(
         f"pair={render.md_escape(want if len(want) <= 80 else want[:79] + '…')}: not a conflict pair "
         "of this CKF's triage queue; showing the first pair instead."
     )
-    state.select_pair(None)
-    return None
+
+
+def _url_pair(frame: pd.DataFrame) -> str | None:
+    """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise, repeated on
+    every rerun until the operator picks a pair (it vanished at the next rerun, typing one's name, and the first
+    pair then looked like the one the link opened)."""
+    want = state.selected_pair()
+    held = cache.by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist()))
+    miss = state.recall(K_LINK_MISS)
+    if want is not None and want not in held:
+        _link_miss_warning(want)
+        state.remember(K_LINK_MISS, [want, None])
+        state.select_pair(None)
+        return None
+    if miss is not None:
+        picked = state.recall(K_PAIR)  # the pair select box: the operator's pick reaches it before the selection
+        if miss[1] is None:  # the first rerun after the miss: the pair shown instead is the current one
+            miss[1] = want
+        if picked not in (None, miss[1]) or want not in (None, miss[1]):
+            state.forget(K_LINK_MISS)
+        else:
+            _link_miss_warning(miss[0])
+    return want
 
 
 def _order() -> str:
