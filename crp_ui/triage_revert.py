@@ -12,7 +12,7 @@ from crp_core import ConflictPair, CRPError, Decision, KnowledgeBase, StaleDecis
 
 from . import conflicts_view as cv
 from . import decisions, render, state, team
-from .triage_record import K
+from .triage_record import K, acknowledge
 
 K_REVERT = K + "revert."  # + "target." / "reason." / "go." + pair key
 K_REVERT_MSG = K + "revert_msg"  # (ok, message) of the last revert
@@ -63,6 +63,7 @@ def _on_revert(pair: ConflictPair, fingerprint: str, kb_name: str | None, based_
     state.forget(K_REVERT + "reason." + pk)
     state.remember(K_REVERT + "target." + pk, None)  # the next revert starts from no choice again
     state.remember(K_REVERT_MSG, (True, f"Decision #{target} reverted by entry #{rec.id} ({rec.operator})."))
+    acknowledge(pk, int(rec.id or 0))  # one's own revert is no change since the form opened
 
 
 def revert_section(pair: ConflictPair, hist: list[Decision], kb: KnowledgeBase) -> None:

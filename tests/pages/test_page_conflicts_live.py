@@ -225,6 +225,8 @@ def test_an_admin_reverts_with_a_reason_and_an_operator_cannot(triage_env, tmp_p
     admin.text_input(key=K + "revert.reason.E1|E2").input("E2 is the retired port")
     admin.button(key=K + "revert.go.E1|E2").click().run()
     assert any(unmd(s.value) == "Decision #1 reverted by entry #2 (root)." for s in admin.success)
+    # the admin's own revert is no change since the form opened (it warned her against herself)
+    assert not any("changed since you opened it" in unmd(w.value) for w in admin.warning)
     q = frame_with(admin, "A", "B", "arbitration")
     assert dict(zip(q.fact_a, q.arbitration))["E1"] == "E1 wins"  # the override is no longer in force
     with DecisionStore(str(triage_env), create=False) as store:
