@@ -521,11 +521,20 @@ def _record(args: argparse.Namespace) -> int:
             print(json.dumps(latest.to_dict(), ensure_ascii=False), flush=True)
             print(f"note: the same as the pair's latest decision #{latest.id}; nothing recorded", file=sys.stderr)
             return 0
+        before = store.history((a, b)) if args.based_on is None and decision.kind in PAIR_KINDS else []
         try:
             done = store.record(decision, kb=kb)
         except StaleDecisionError as exc:
             raise CRPError(f"{exc} (to record yours over it: --based-on {exc.latest.id})") from None
     print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
+    theirs = [d for d in before if d.operator != done.operator]
+    if theirs:  # without --based-on nothing checks what the operator saw: say what this one replaced
+        last = theirs[-1]
+        print(
+            f"note: recorded over #{last.id} by {visible(last.operator)} ({last.kind}), which you did not name with "
+            f"--based-on; with --based-on ID a decision that arrived since ID is refused instead",
+            file=sys.stderr,
+        )
     if said:
         print(said, file=sys.stderr)
     unflagged = _unflagged_note(kb, done)

@@ -827,3 +827,45 @@ def test_stats_on_an_edited_ckf_judges_the_decisions_runs_apply(capsys, tmp_path
     doc = json.loads(out)
     assert [(p["fact_a"], p["fact_b"], p["kind"]) for p in doc["overruled"]] == [("F1", "F2", "override")]
     assert doc["unknown_pairs"] == ["F3|F4"]
+
+
+def test_a_decision_without_based_on_over_a_colleagues_says_so(capsys, tmp_path):
+    """Two operators in two shells, neither naming --based-on: both are recorded (the log keeps every entry),
+    and the second is told it replaced the first (a walk-through's two decisions 86 ms apart passed in silence)."""
+    db = str(tmp_path / "d.sqlite")
+    code, _out, err = cli(capsys, "record", "--db", db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "tom")
+    assert code == 0 and "recorded over" not in err
+    code, _out, err = cli(
+        capsys,
+        "record",
+        "--db",
+        db,
+        "--pair",
+        "F1",
+        "F2",
+        "--kind",
+        "override",
+        "--winner",
+        "F1",
+        "--operator",
+        "maria",
+    )
+    assert code == 0 and "note: recorded over #1 by tom (dismiss), which you did not name with --based-on" in err
+    code, _out, err = cli(
+        capsys,
+        "record",
+        "--db",
+        db,
+        "--pair",
+        "F1",
+        "F2",
+        "--kind",
+        "override",
+        "--winner",
+        "F2",
+        "--operator",
+        "maria",
+        "--based-on",
+        "2",
+    )
+    assert code == 0 and "recorded over" not in err
