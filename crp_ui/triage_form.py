@@ -104,12 +104,14 @@ def _kind_fields(kind: str, pair: ConflictPair, keys: dict[str, str], disabled: 
     elif kind == "override":
         current_winner = pair.kept[0] if (pair.suppressed is not None and pair.kept) else pair.fact_a
         other = pair.fact_b if current_winner == pair.fact_a else pair.fact_a
-        # an override in force is preselected (recording it again confirms it); else the fact that loses now
-        chosen = current_winner if pair.decision == "override" else other
+        # an override in force is preselected (recording it again confirms it); else the fact that loses now; on
+        # a tie neither: the operator chooses (a default winner was recorded when a click meant to choose missed)
+        chosen = current_winner if pair.decision == "override" else None if pair.tied else other
         st.selectbox(
             "Winner",
             ids,
-            index=ids.index(chosen),
+            index=None if chosen is None else ids.index(chosen),
+            placeholder="choose the winner",
             key=keys["winner"],
             format_func=label,
             help="The fact that must win this pair whatever its authority; the other is suppressed.",

@@ -205,6 +205,9 @@ def on_record(
     if kind == "mark_status" and not fields["status"]:
         state.remember(K_FORM_ERROR, "Choose the new status: none is preselected.")
         return
+    if kind == "override" and not fields["winner"]:
+        state.remember(K_FORM_ERROR, "Choose the winner: on a tie none is preselected.")
+        return
     extra = {**team.decision_fields(), **shown}
     d = build_decision(
         kind, pair, operator=state.get_operator(), fields=fields, fingerprint=fingerprint, config=config, extra=extra

@@ -216,6 +216,14 @@ def test_the_form_holds_only_the_chosen_kinds_fields(env):
     # the override's winner defaults to the fact that lost
     at.radio(key=K + "kind." + pk).set_value("override").run()
     assert at.selectbox(key=f"{K}winner.{pk}").value == "D2"
+    # on the tie S1 / S2 nothing is preselected: an override without a choice is refused, not recorded for B
+    tie = "S1|S2"
+    at.selectbox(key=K + "pair").set_value(tie).run()
+    at.radio(key=K + "kind." + tie).set_value("override").run()
+    assert at.selectbox(key=f"{K}winner.{tie}").value is None
+    at.button(key=f"{K}submit.{tie}").click().run()
+    assert any("Choose the winner" in e.value for e in at.error)
+    assert metric(at, "decisions in the log") == "0"
 
 
 def test_the_first_run_after_recording_shows_the_new_state(env, monkeypatch):
