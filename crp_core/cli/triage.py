@@ -521,13 +521,14 @@ def _record(args: argparse.Namespace) -> int:
             print(json.dumps(latest.to_dict(), ensure_ascii=False), flush=True)
             print(f"note: the same as the pair's latest decision #{latest.id}; nothing recorded", file=sys.stderr)
             return 0
-        before = store.history((a, b)) if args.based_on is None and decision.kind in PAIR_KINDS else []
         try:
             done = store.record(decision, kb=kb)
         except StaleDecisionError as exc:
             raise CRPError(f"{exc} (to record yours over it: --based-on {exc.latest.id})") from None
+        # read once the store took the decision (its checks refuse ids a query could not carry)
+        before = store.history((a, b)) if args.based_on is None and done.kind in PAIR_KINDS else []
     print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
-    theirs = [d for d in before if d.operator != done.operator]
+    theirs = [d for d in before if (d.id or 0) < (done.id or 0) and d.operator != done.operator]
     if theirs:  # without --based-on nothing checks what the operator saw: say what this one replaced
         last = theirs[-1]
         print(
