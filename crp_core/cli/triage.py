@@ -30,11 +30,9 @@ message on stderr); ``export --strict``: 1 when the export report lists somethin
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import os
 import sys
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import (
@@ -42,28 +40,23 @@ from crp_core.cli.common import (
     add_sdk_map_args,
     input_source_map,
     load_input_ckf,
-    now_arg,
     visible,
 )
-from crp_core.config import STATUSES, CRPConfig, layered_config
-from crp_core.decisions import ALL_KINDS, PAIR_KINDS, DecisionError, StaleDecisionError, validate_decision
-from crp_core.errors import CRPError
-from crp_core.io.timeparse import format_timestamp
+from crp_core.cli.triage_record import UsageError, db_path, record_command
+from crp_core.config import STATUSES, layered_config
+from crp_core.decisions import ALL_KINDS
 from crp_core.report import dumps
 from crp_core.triage import (
     DB_PATH_ENV,
     Decision,
     DecisionStore,
     ExportReport,
-    default_db_path,
     export_cleaned_ckf,
     export_csv,
     export_json,
-    load_roles,
     load_team_config,
     pair_key,
     report_path_for,
-    same_decision,
 )
 from crp_core.triage.agreement import REVIEW_STATES, operator_agreement, review_statuses
 from crp_core.triage.chain import ChainVerdict, jsonl_lines
@@ -233,34 +226,23 @@ def register(subparsers: Subparsers) -> None:
     )
     add_sdk_map_args(r)
     add_max_bytes_arg(r)
-    r.set_defaults(handler=_record)
-
-
-class _UsageError(CRPError):
-    pass
-
-
-def _db(args: argparse.Namespace) -> str:
-    path = args.db or default_db_path()
-    if not path:
-        raise _UsageError(f"give --db PATH (or set ${DB_PATH_ENV})")
-    return path
+    r.set_defaults(handler=record_command)
 
 
 def _export_paths(args: argparse.Namespace) -> str:
     """The export report's path, once ``--out`` / ``--report`` are checked (nothing overwrites the input,
     the format fits the extension)."""
     if args.format == "sdk" and os.path.splitext(args.out)[1].lower() != ".json":
-        raise _UsageError(f"--out {args.out}: a crprotocol SDK snapshot (--format sdk) is a .json file")
+        raise UsageError(f"--out {args.out}: a crprotocol SDK snapshot (--format sdk) is a .json file")
     if args.checksum is not None and args.format != "sdk":
-        raise _UsageError("--checksum applies to --format sdk only (a CKF file has no checksum)")
+        raise UsageError("--checksum applies to --format sdk only (a CKF file has no checksum)")
     if os.path.exists(args.out) and os.path.exists(args.ckf) and os.path.samefile(args.out, args.ckf):
-        raise _UsageError(f"--out {args.out} is the input CKF; refusing to overwrite it")
+        raise UsageError(f"--out {args.out} is the input CKF; refusing to overwrite it")
     report_path: str = args.report or report_path_for(args.out)
     if os.path.exists(report_path) and os.path.exists(args.ckf) and os.path.samefile(report_path, args.ckf):
-        raise _UsageError(f"--report {report_path} is the input CKF; refusing to overwrite it")
+        raise UsageError(f"--report {report_path} is the input CKF; refusing to overwrite it")
     if os.path.isdir(report_path):
-        raise _UsageError(f"--report {report_path} is a folder; name a file")
+        raise UsageError(f"--report {report_path} is a folder; name a file")
     return report_path
 
 
@@ -268,23 +250,23 @@ def _export_target(args: argparse.Namespace) -> None:
     """``--out`` and ``--report`` name places that can be written."""
     out_dir = os.path.dirname(os.path.abspath(args.out))
     if not os.path.isdir(out_dir):
-        raise _UsageError(f"--out {args.out}: the folder {out_dir} does not exist")
+        raise UsageError(f"--out {args.out}: the folder {out_dir} does not exist")
     if args.report and not os.path.isdir(os.path.dirname(os.path.abspath(args.report))):
-        raise _UsageError(
+        raise UsageError(
             f"--report {args.report}: the folder {os.path.dirname(os.path.abspath(args.report))} does not exist"
         )
     if os.path.isdir(args.out) and os.path.splitext(args.out)[1]:
-        raise _UsageError(f"--out {args.out} is a folder; name a file (.jsonl, .json, .csv) or a new folder")
+        raise UsageError(f"--out {args.out} is a folder; name a file (.jsonl, .json, .csv) or a new folder")
     if os.path.isdir(args.out) and os.listdir(args.out) and not os.path.lexists(os.path.join(args.out, "facts.jsonl")):
         # a folder CKF is written into the folder: never into one that holds other things (--out /tmp)
-        raise _UsageError(
+        raise UsageError(
             f"--out {args.out} is a folder that holds other files and no facts.jsonl; name a file "
             "(.jsonl, .json, .csv), a new folder or an existing CKF folder"
         )
 
 
 def _export(args: argparse.Namespace) -> int:
-    db = _db(args)
+    db = db_path(args)
     report_path = _export_paths(args)
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes, source_map=input_source_map(args))
     with DecisionStore(db, create=False, readonly=True) as store:
@@ -299,7 +281,7 @@ def _export(args: argparse.Namespace) -> int:
             done = export_cleaned_ckf(kb, decisions, args.out, report_path=report_path)
     except OSError as exc:
         where = exc.filename or args.out
-        raise _UsageError(f"cannot write {where}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot write {where}: {exc.strerror or exc}") from None
     report = done.report
     if args.json:
         sys.stdout.write(dumps(export_report_dict(report)) + "\n")
@@ -382,7 +364,7 @@ def _print_sdk(w: SdkWritten) -> None:
 
 
 def _decisions(args: argparse.Namespace) -> int:
-    with DecisionStore(_db(args), create=False, readonly=True) as store:
+    with DecisionStore(db_path(args), create=False, readonly=True) as store:
         rows = store.history(pair_key(*args.pair)) if args.pair else store.all()
     if args.json:
         sys.stdout.write(export_json(rows))
@@ -414,7 +396,7 @@ def _stats(args: argparse.Namespace) -> int:
     kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes, source_map=input_source_map(args))
     # decisions apply by fact id whatever the CKF's fingerprint (an edited CKF keeps its triage), as every run
     # applies them: judged the same way here; a decision naming a fact this CKF lacks is counted apart
-    with DecisionStore(_db(args), create=False, readonly=True) as store:
+    with DecisionStore(db_path(args), create=False, readonly=True) as store:
         current = store.current()
         quality = detector_quality(current, kb, config.detector_learned, config)
         on_kb = [d for d in store.all() if _on(kb, d)]
@@ -488,146 +470,8 @@ def _print_quality(quality: DetectorQuality) -> None:
         print(f"{len(quality.unknown)} decided pair(s) name facts this CKF does not hold")
 
 
-def _os_user() -> str | None:
-    """The operating-system user running the command (None when it cannot be told)."""
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError, ImportError):
-        return None
-
-
-def _record(args: argparse.Namespace) -> int:
-    a, b = args.pair
-    kb = load_input_ckf(args.ckf, lenient=False, max_bytes=args.max_bytes, source_map=input_source_map(args))
-    roles = load_roles(args.roles) if args.roles else load_team_config().roles
-    winner, said = _accepted_winner(args, kb)
-    decision = Decision.new(
-        a,
-        b,
-        args.kind,
-        args.operator,
-        winner=winner,
-        target_fact=args.fact,
-        new_status=args.status,
-        note=args.note,
-        reverts=args.reverts,
-        based_on=args.based_on,
-        origin="cli",
-        os_user=_os_user(),
-    )
-    with DecisionStore(_db(args), roles=roles) as store:
-        latest = _repeated(store, decision, kb.fingerprint)
-        if latest is not None:
-            print(json.dumps(latest.to_dict(), ensure_ascii=False), flush=True)
-            print(f"note: the same as the pair's latest decision #{latest.id}; nothing recorded", file=sys.stderr)
-            return 0
-        try:
-            done = store.record(decision, kb=kb)
-        except StaleDecisionError as exc:
-            raise CRPError(f"{exc} (to record yours over it: --based-on {exc.latest.id})") from None
-        # read once the store took the decision (its checks refuse ids a query could not carry)
-        before = store.history((a, b)) if args.based_on is None and done.kind in PAIR_KINDS else []
-    print(json.dumps(done.to_dict(), ensure_ascii=False), flush=True)
-    theirs = [d for d in before if (d.id or 0) < (done.id or 0) and d.operator != done.operator]
-    if theirs:  # without --based-on nothing checks what the operator saw: say what this one replaced
-        last = theirs[-1]
-        print(
-            f"note: recorded over #{last.id} by {visible(last.operator)} ({last.kind}), which you did not name with "
-            f"--based-on; with --based-on ID a decision that arrived since ID is refused instead",
-            file=sys.stderr,
-        )
-    if said:
-        print(said, file=sys.stderr)
-    unflagged = _unflagged_note(kb, done)
-    if unflagged:
-        print(unflagged, file=sys.stderr)
-    return 0
-
-
-def _accepted_winner(args: argparse.Namespace, kb: KnowledgeBase) -> tuple[str | None, str | None]:
-    """``--winner``, or for an accept without one the winner by authority now with the default configuration
-    (what every run applies for an accept), with a note saying so: stored without a winner, an accept read as an
-    accepted tie in the exports while the runs suppressed a loser."""
-    if args.kind != "accept" or args.winner is not None:
-        return args.winner, None
-    a, b = args.pair
-    if kb.get(a) is None or kb.get(b) is None:
-        return None, None  # the store refuses the decision, naming the fact
-    from datetime import UTC, datetime
-
-    from crp_core.stages.contradictions.arbitration import winner_by_authority
-
-    when = now_arg(args.now)
-    winner = winner_by_authority(kb, a, b, CRPConfig(), when or datetime.now(UTC))
-    shown = "a tie (no winner)" if winner is None else f"winner {visible(winner)}"
-    at = "now" if when is None else f"at {format_timestamp(when)}"
-    return winner, f"note: accept records the arbitration by authority {at}, default configuration: {shown}"
-
-
-def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
-    """A note when a pair decision names two facts the detector does not flag today (with the default
-    ``detector_learned``), or whose cosine is not above ``contradiction_similarity``: the decision is kept, the
-    queue does not hold the pair, and the detector's precision does not count it (crp_core.triage.quality). An
-    accept or override still acts in every run that selects both facts (a decided pair is a conflict); a
-    dismissal of a pair no run pairs changes nothing."""
-    from crp_core.stages.contradictions.values import values_conflict
-
-    if decision.kind not in PAIR_KINDS:
-        return None
-    fa, fb = kb.get(decision.fact_a), kb.get(decision.fact_b)
-    if fa is None or fb is None:
-        return None
-    pair = f"{visible(decision.fact_a)} and {visible(decision.fact_b)}"
-    config = CRPConfig()
-    effect = (
-        "no run pairs them, so it changes nothing"
-        if decision.kind == "dismiss"
-        else "every run that selects both facts arbitrates them by it"
-    )
-    if not values_conflict(fa.content, fb.content, config.detector_learned):
-        return (
-            f"note: the detector does not flag the texts of {pair} today: the decision is kept ({effect}), but "
-            "the triage queue does not hold this pair and the detector's precision (triage stats) does not count it"
-        )
-    cos = _cosine(kb, decision.fact_a, decision.fact_b)
-    if cos is not None and cos <= config.contradiction_similarity:
-        threshold = f"the cosine of {pair} is {cos:.3f}, not above contradiction_similarity"
-        if decision.kind == "dismiss":
-            return (
-                f"note: {threshold} {config.contradiction_similarity:g}: runs and the scan do not pair them, so the "
-                "dismissal is kept but takes effect only where that setting is lower"
-            )
-        return (
-            f"note: {threshold} {config.contradiction_similarity:g}: the decision is kept ({effect}), but the "
-            "scan and the triage queue do not pair them"
-        )
-    return None
-
-
-def _cosine(kb: KnowledgeBase, a: str, b: str) -> float | None:
-    """The cosine of two facts' vectors in the CKF, or None when it carries none (they are embedded later)."""
-    import numpy as np
-
-    if kb.embeddings is None:
-        return None
-    va, vb = (np.asarray(kb.embeddings[kb.index_of(f)], dtype=np.float64) for f in (a, b))
-    norm = float(np.linalg.norm(va) * np.linalg.norm(vb))
-    return float(va @ vb) / norm if norm else None
-
-
-def _repeated(store: DecisionStore, decision: Decision, fingerprint: str) -> Decision | None:
-    """The pair's latest decision when ``decision`` says the same (a command retried after its answer was
-    lost records nothing twice), else None. A decision the store will refuse is left to it."""
-    try:
-        stamped = validate_decision(replace(decision, ckf_fingerprint=fingerprint))
-    except DecisionError:
-        return None
-    history = store.history((decision.fact_a, decision.fact_b))
-    return history[-1] if history and same_decision(history[-1], stamped) else None
-
-
 def _verify(args: argparse.Namespace) -> int:
-    with DecisionStore(_db(args), create=False, readonly=True) as store:
+    with DecisionStore(db_path(args), create=False, readonly=True) as store:
         verdict = store.verify(kept_head=args.head)
     if args.json:
         sys.stdout.write(json.dumps(verdict.to_dict(), ensure_ascii=False) + "\n")

@@ -73,7 +73,7 @@ class Entry:
 ENTRIES = (
     Entry("story", "/?scenario=payments_api_migration.json", 1, expand=True),
     Entry("overview", "/overview", 1),
-    Entry("breakdown", "/breakdown?fact=gov-0005", 4, expand=True),
+    Entry("breakdown", "/breakdown?scenario=ai_act_compliance.json&fact=gov-0005", 4, expand=True),
     Entry("graph", "/graph", 1),
     Entry("conflicts_queue", "/conflicts", 1),
     Entry("conflicts_run", "/conflicts?scenario=etcd_upgrade.json&tab=Envelope+conflicts+%28current+run%29", 1),
