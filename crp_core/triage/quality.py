@@ -104,7 +104,8 @@ def detector_quality(
     read by the detector as configured (``learned``: config ``detector_learned``); an override's pair is
     arbitrated by authority under ``config`` (default: the defaults) at ``now`` (default: now) to tell whether
     it overrules."""
-    at = now or datetime.now(UTC)
+    # one config and one instant for every override: the fact attributes they read are computed once
+    cfg, at = config or CRPConfig(), now or datetime.now(UTC)
     confirmed = dict.fromkeys(PATTERNS, 0)
     dismissed = dict.fromkeys(PATTERNS, 0)
     pairs: list[LabelledPair] = []
@@ -131,7 +132,7 @@ def detector_quality(
                 note=latest.note if latest else "",
                 operator=latest.operator if latest else "",
                 decided_at=(latest.decided_at or "") if latest else "",
-                by_authority=winner_by_authority(kb, a, b, config or CRPConfig(), at) if kind == "override" else None,
+                by_authority=winner_by_authority(kb, a, b, cfg, at) if kind == "override" else None,
             )
         )
     return DetectorQuality(
