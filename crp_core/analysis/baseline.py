@@ -36,6 +36,7 @@ from crp_core.analysis.envelope_changes import EnvelopeChange, entry_change, rem
 from crp_core.analysis.sweep import envelope_ids, jaccard
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
+from crp_core.decisions import Decisions, pair_decision_map, pair_key
 from crp_core.factors.recency import recency_state
 from crp_core.records import FANOUT_DUPLICATES, FANOUT_REACHING, Duplicate
 from crp_core.support.text import counted
@@ -43,7 +44,6 @@ from crp_core.support.text import counted
 if TYPE_CHECKING:
     from crp_core.corpus.embedding import Embedder
     from crp_core.corpus.prepared import ScenarioVectors
-    from crp_core.decisions import Decisions
     from crp_core.model import Scenario
     from crp_core.records import ConflictPair, Envelope, FanoutRun, PipelineResult
 
@@ -432,6 +432,19 @@ def _side(
     )
 
 
+def _dismissed_keys(decisions: Decisions, full: PipelineResult) -> frozenset[str]:
+    """Pair keys operators dismissed: those ``decisions`` names and those the SPEC-027 run applied."""
+    named = (k for k, d in pair_decision_map(decisions).items() if d.get("kind") == "dismiss")
+    applied = (pair_key(p.fact_a, p.fact_b) for p in full.resolution.pairs if p.decision == "dismiss")
+    return frozenset((*named, *applied))
+
+
+def _undismissed(pairs: Iterable[ConflictPair], dismissed: frozenset[str]) -> tuple[ConflictPair, ...]:
+    """``pairs`` but those operators dismissed (by key: the SPEC-024 run marks every pair it lets through
+    as dismissed, :class:`DismissEveryPair`)."""
+    return tuple(p for p in pairs if pair_key(p.fact_a, p.fact_b) not in dismissed)
+
+
 def token_change(before: Envelope, after: Envelope) -> TokenChange:
     """:class:`TokenChange` of two envelopes (the SPEC-024-only one first)."""
     b_cost = {p.fact_id: int(p.tokens) for p in before.order}
@@ -497,13 +510,18 @@ def before_after(
     rec = compute_recency(kb, rows, full.now, full.config)  # the SPEC-027 factor of every packed fact
     factor = {f: float(x) for f, x in zip(ids, rec.factor.tolist())}
     rule = dict(zip(ids, rec.rule))
-    before = _side("SPEC-024 only", base.result, before_env, base.conflict_pairs, rule, base.fanout)
+    # a pair an operator dismissed is no conflict by their word, on either side: `check` does not count it
+    # handed over, and the SPEC-024 side is judged by the same word, so before -> after shows only what
+    # SPEC-027 changed (docs/decisions/triage.md "Dismissed pairs in before / after")
+    dismissed = _dismissed_keys(decisions, full)
+    before = _side(
+        "SPEC-024 only", base.result, before_env, _undismissed(base.conflict_pairs, dismissed), rule, base.fanout
+    )
     after = _side(
         "SPEC-027",
         full,
         after_env,
-        # a pair an operator dismissed is no conflict by their word: `check` does not count it handed over
-        tuple(p for p in full.resolution.pairs if p.decision != "dismiss"),
+        _undismissed(full.resolution.pairs, dismissed),
         rule,
         full.fanout.partitioned if full.fanout is not None else None,
     )

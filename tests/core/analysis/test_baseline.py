@@ -138,14 +138,20 @@ def _dismissed_p1_p2(kind: str, winner: str | None = None):
 
 def test_a_pair_operators_dismissed_is_no_contradiction_handed_to_the_model():
     # dismissed as "not a conflict": both facts stay (P1 .704, P2 .696, F1 .640 fill the budget of 3); the
-    # SPEC-027 side hands over no contradiction, as `check` counts it; the SPEC-024 side still has one
+    # SPEC-027 side hands over no contradiction, as `check` counts it; the SPEC-024 side packs the same two
+    # facts and is judged by the same word: no contradiction there either (before -> after is 0 -> 0, not a
+    # 1 -> 0 SPEC-027 did not make)
     corpus, scen, config = tiny_case()
     ba = before_after(corpus, scen, config, decisions=_dismissed_p1_p2("dismiss"))
     assert set(ba.after.envelope) == {"P1", "P2", "F1"}
+    assert {"P1", "P2"} <= set(ba.before.envelope)
     assert ba.after.contradictory_pairs == () and ba.after.noted_pairs == ()
-    assert ba.before.contradictory_pairs == (("P1", "P2"),)
+    assert ba.before.contradictory_pairs == ()
     rows = {r["measure"]: (r["SPEC-024 only"], r["SPEC-027"]) for r in ba.rows()}
-    assert rows["contradictory pairs handed to the model"] == (1, 0)
+    assert rows["contradictory pairs handed to the model"] == (0, 0)
+    # without the dismissal the SPEC-024 side hands the pair over and SPEC-027 resolves it
+    plain = before_after(corpus, scen, config)
+    assert plain.before.contradictory_pairs == (("P1", "P2"),) and plain.after.contradictory_pairs == ()
 
 
 def test_an_accepted_pair_loses_by_authority_an_override_by_the_operator():
