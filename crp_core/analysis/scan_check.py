@@ -34,7 +34,9 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
+import types
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -200,9 +202,36 @@ def check_pool(workers: int, start: StartMethod = "fork") -> Iterator[Executor |
         initargs=(os.getpid(),),
     )
     try:
-        yield pool if _started(pool, workers, start) else None
+        with _main_module_hidden(start == "spawn"):
+            started = _started(pool, workers, start)
+        yield pool if started else None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+#: one start at a time swaps ``__main__`` (each restores the module it found)
+_MAIN_SWAP = threading.Lock()
+
+
+@contextmanager
+def _main_module_hidden(hide: bool) -> Iterator[None]:
+    """While ``spawn`` workers start, ``__main__`` is an empty module, so no worker imports the caller's
+    main module: their initializer and tasks are crp_core functions, and a main module that is a script
+    runs again in every worker. Streamlit installs the script it runs as ``__main__`` and leaves it there,
+    so every worker ran the dashboard's script again as ``__mp_main__`` before its first task (and a script
+    that starts the check itself failed there, the check falling back to one process; docs/scaling.md
+    "The Conflicts page at 1M")."""
+    if not hide:
+        yield
+        return
+    with _MAIN_SWAP:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
 
 
 def _started(pool: ProcessPoolExecutor, workers: int, start: StartMethod) -> bool:

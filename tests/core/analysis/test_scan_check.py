@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+import types
+import warnings
 from unittest import mock
 
 import numpy as np
@@ -298,3 +300,20 @@ def test_progress_reaches_the_end_when_no_pair_needs_a_check():
     pairs = np.array([[0, 1], [1, 2], [2, 3]], dtype=np.int64)
     assert conflicting_pairs(pairs, facts, progress=heard.append) == []
     assert heard == [3]
+
+
+def test_spawned_workers_do_not_run_the_callers_main_script(tmp_path, monkeypatch):
+    """Streamlit installs the script it runs as ``__main__``: a spawned worker must not run it again (this
+    one leaves a mark and exits, so its workers would end before their first task)."""
+    mark = tmp_path / "ran"
+    script = tmp_path / "page.py"
+    script.write_text(f"open({str(mark)!r}, 'w').close()\nraise SystemExit(3)\n", encoding="utf-8")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", page)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "ended before their first task" would fail here
+        with check_pool(2, "spawn") as pool:
+            assert pool is not None
+            assert len({pool.submit(os.getpid).result() for _ in range(4)} - {os.getpid()}) >= 1
+    assert sys.modules["__main__"] is page and not mark.exists()
