@@ -45,10 +45,12 @@ TERMS: tuple[Term, ...] = (
     ),
     Term(
         "relevance gate",
-        "Facts with relevance below cdr_min_relevance (0.55) are left out before scoring.",
-        "A minimum relevance: a candidate whose relevance is below cdr_min_relevance (default 0.55) is gated "
-        "out and never becomes an anchor. The dashboard still lists gated facts with the reason (their "
-        "relevance and the threshold).",
+        "Facts with relevance below cdr_min_relevance (default 0.55) are scored and listed but never selected.",
+        "A minimum relevance to the query: a candidate whose relevance is below cdr_min_relevance (default 0.55; "
+        "the sidebar shows the value in force, and a scenario's own config can set another) is gated out: it is "
+        "still scored and listed (role gated, with its relevance and the threshold), and never selected, as an "
+        "anchor or in the backfill. Relevance is measured against the whole query, not each sub-query: on a "
+        "small knowledge base or short facts a lower gate may be needed (the Tuning page sweeps it).",
         "SPEC-024 §2.6; docs/reference/pipeline.md §1",
         ("gated", "gate"),
     ),

@@ -72,15 +72,43 @@ def fix_cards(ba: BeforeAfter) -> None:
             st.markdown(render.md_escape(headlines[_HEADLINE_OF[title]][1]))
 
 
-def change_lines(changes: Sequence[EnvelopeChange], limit: int = 12, marks: LabelMarks | None = None) -> None:
+#: badge tone of a packed fact's SPEC-027 recency state (a fresh fact carries none)
+_RECENCY_TONES = {"expired": "orange", "ageing": "gray"}
+
+
+#: under "What it packed in their place" when an expired fact is among them
+EXPIRED_ENTERED = (
+    "An expired fact here is packed at the stale floor's weight: SPEC-027 ranks an expired fact down and never "
+    "excludes it (§3.2: it may be the only fact on a topic), so it is packed when the envelope has room after the "
+    "fresher candidates. A smaller envelope_fact_budget or a higher cdr_min_relevance keeps such facts out; each "
+    "fact's reason is on hover."
+)
+
+
+def recency_badge(ba: BeforeAfter | None, fact_id: str) -> str:
+    """`` :orange-badge[expired · recency 0.30]`` for an expired fact (past its TTL or STALE), a gray one for an
+    ageing fact, "" for a fresh one: the SPEC-027 factor the run gave it (numbers only, no data text)."""
+    state = ba.recency_state(fact_id) if ba is not None else "fresh"
+    if state not in _RECENCY_TONES:
+        return ""
+    factor = ba.spec027_recency.get(fact_id) if ba is not None else None
+    weight = f" · recency {factor:.2f}" if factor is not None else ""
+    return f" :{_RECENCY_TONES[state]}-badge[{state}{weight}]"
+
+
+def change_lines(
+    changes: Sequence[EnvelopeChange], limit: int = 12, marks: LabelMarks | None = None, ba: BeforeAfter | None = None
+) -> None:
     """Each fact as its text, the id, kind and reason on hover (``help=``); inert Markdown. A near-copy of a
     packed fact says so where it is read: the two lists would otherwise show the same sentence twice. A fact the
     scenario labels carries its mark as a badge (a must_include fact SPEC-027 left out reads MISSING, in red:
-    "kept away" is no success there)."""
+    "kept away" is no success there); an expired or ageing fact its SPEC-027 recency (an expired fact packed in
+    a freed slot is the backfill's: SPEC-027 weights it down, it never excludes it)."""
     for c in changes[:limit]:
         copy = " :gray[(a near-copy of a fact packed in its place)]" if c.kind == "duplicate" else ""
         mark = marks.get(c.fact_id) if marks is not None else None
         badge = f" :{labels_view.MARK_TONES.get(mark.kind, 'gray')}-badge[label: {mark.kind}]" if mark else ""
+        badge += recency_badge(ba, c.fact_id)
         st.markdown(
             f"- {render.md_escape(c.content)}{copy}{badge}",
             help=render.md_escape(f"{c.fact_id} · {c.kind}: {c.reason}" + (f" · label: {mark.reason}" if mark else "")),
@@ -103,13 +131,15 @@ def scenario_story(ba: BeforeAfter, marks: LabelMarks | None = None) -> None:
     with left.container(border=True):
         st.markdown("**What SPEC-027 kept away from the model**")
         if ba.removed:
-            change_lines(ba.removed, marks=marks)
+            change_lines(ba.removed, marks=marks, ba=ba)
         else:
             st.markdown("Nothing: every fact the older retrieval packed is still packed.")
     with right.container(border=True):
         st.markdown("**What it packed in their place**")
         if ba.entered:
-            change_lines(ba.entered, marks=marks)
+            change_lines(ba.entered, marks=marks, ba=ba)
+            if any(ba.recency_state(c.fact_id) == "expired" for c in ba.entered):
+                st.caption(EXPIRED_ENTERED)
         else:
             st.markdown("Nothing new.")
     with st.expander("Details: the numbers side by side"):

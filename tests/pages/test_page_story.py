@@ -149,3 +149,27 @@ def test_a_labelled_fact_left_out_carries_its_mark():
     texts = [m.value for m in at.markdown]
     assert texts[0].endswith(":red-badge[label: MISSING]") and "badge" not in texts[1]
     assert at.markdown[0].help.endswith(r"label\: must\_include · suppressed")
+
+
+def _recency_lines():
+    from crp_core import before_after
+    from crp_ui import story_view
+    from tests.support.sweep_case import tiny_case
+
+    corpus, scen, config = tiny_case()
+    ba = before_after(corpus, scen, config)
+    story_view.change_lines(ba.removed, ba=ba)
+
+
+def test_an_expired_fact_carries_its_recency_where_it_is_read():
+    """S (tiny_case: past its TTL, SPEC-027 factor .30) is kept away by SPEC-027: its line says expired and the
+    factor, the fresh P2 (a conflict loser) says nothing of recency (a demo rehearsal could not tell which
+    removed or packed facts were the stale ones)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_function(_recency_lines).run(timeout=60)
+    assert not at.exception, [e.value for e in at.exception]
+    by_id = {m.help.split(" ")[0]: m.value for m in at.markdown if m.help}
+    assert by_id["S"].endswith(":orange-badge[expired · recency 0.30]")
+    assert "badge" not in by_id["P2"]
+    assert story_view.recency_badge(None, "S") == ""
