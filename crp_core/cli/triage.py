@@ -399,7 +399,7 @@ def _stats(args: argparse.Namespace) -> int:
     # applies them: judged the same way here; a decision naming a fact this CKF lacks is counted apart
     with DecisionStore(db_path(args), create=False, readonly=True) as store:
         current = store.current()
-        quality = detector_quality(current, kb, config.detector_learned, config)
+        quality = detector_quality(current, kb, config)
         on_kb = [d for d in store.all() if _on(kb, d)]
     team = team_agreement(on_kb, load_team_config().review_quorum)
     if args.json:
