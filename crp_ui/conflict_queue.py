@@ -216,6 +216,27 @@ HISTORY_COLUMNS = (
     "reverts",
     "note",
 )
+#: each audit log column's width on screen, in pixels: the short columns as narrow as their longest usual value
+#: (a mark_status kind, a QUARANTINED status, a microsecond timestamp, a KB name with its fingerprint), the note
+#: wide: at a 1400 px window, scrolled to the end, the decision a revert takes back and the note fill the table
+#: beside the pinned columns (:data:`HISTORY_PINNED`)
+HISTORY_WIDTHS = {
+    "id": 48,
+    "pair": 150,
+    "kb": 240,
+    "kind": 95,
+    "winner": 100,
+    "target_fact": 100,
+    "new_status": 110,
+    "operator": 100,
+    "role": 75,
+    "origin": 80,
+    "decided_at": 215,
+    "reverts": 72,
+    "note": 520,
+}
+#: the audit log columns that stay in view while the table scrolls sideways: which decision a row is
+HISTORY_PINNED = ("id", "pair")
 #: the KB cell of a decision recorded without a fingerprint (it applies to every knowledge base)
 NO_KB = "(none: applies to every KB)"
 

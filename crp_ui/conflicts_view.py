@@ -32,6 +32,8 @@ from .conflict_case import (
 )
 from .conflict_queue import (
     HISTORY_COLUMNS,
+    HISTORY_PINNED,
+    HISTORY_WIDTHS,
     NO_KB,
     QUEUE_COLUMNS,
     agreement_frame,
@@ -88,6 +90,8 @@ __all__ = [
     "EVIDENCE_FIELDS",
     "GAP_MARK",
     "HISTORY_COLUMNS",
+    "HISTORY_PINNED",
+    "HISTORY_WIDTHS",
     "NO_KB",
     "QUEUE_COLUMNS",
     "QUEUE_SORTS",

@@ -186,25 +186,28 @@ def _node_label(r: Any, kind: str) -> list[str]:
 
 
 def _label_sides(
-    nodes: pd.DataFrame, pos: Positions, ranges: tuple[tuple[float, float], tuple[float, float]]
+    labels: Sequence[list[str]], pos: Positions, ranges: tuple[tuple[float, float], tuple[float, float]]
 ) -> list[str]:
     """Each node's label side, chosen so labels keep off each other and off the markers (dense graphs drew
-    ids over ids); sizes from the label's characters at the 11 px font."""
-    sizes = []
-    for r in nodes.itertuples(index=False):
-        lines = _node_label(r, str(r.kind))
-        sizes.append((LABEL_CHAR_PX * max(len(x) for x in lines), LABEL_LINE_PX * len(lines)))
+    ids over ids); sizes from the label's characters (``labels``: each node's lines) at the 11 px font."""
+    sizes = [(LABEL_CHAR_PX * max(len(x) for x in lines), LABEL_LINE_PX * len(lines)) for lines in labels]
     return label_sides(pos, sizes, ranges)
 
 
 def _node_trace(
-    sub: pd.DataFrame, kind: str, pos: Positions, at: Mapping[str, int], emphasised: set[str], sides: Mapping[str, str]
+    sub: pd.DataFrame,
+    kind: str,
+    pos: Positions,
+    at: Mapping[str, int],
+    emphasised: set[str],
+    placed: tuple[Sequence[list[str]], Mapping[str, str]],
 ) -> go.Scatter:
     """The nodes of one kind: markers labelled with the id (and a connector's bridge value), each label on
-    its side (``sides``)."""
+    its side. ``placed``: every node's label lines in node order and each node's side, as placed."""
+    labels, sides = placed
     text, hover, size, line_w = [], [], [], []
     for r in sub.itertuples(index=False):
-        text.append("<br>".join(_node_label(r, kind)))
+        text.append("<br>".join(labels[at[r.fact_id]]))
         hover.append(_node_hover(r, kind))
         size.append(24 if r.fact_id in emphasised else 16)
         line_w.append(3 if r.fact_id in emphasised else 1)
@@ -311,11 +314,13 @@ def cdgr_network(
         emphasised = {f for f in ids if f == highlight or any(f in p for p in bridged_pairs)}
     x_hi = float(pos[:, 0].max()) if len(pos) else 1.0
     ranges = ((-1.25, max(1.25, x_hi + 0.3)), (-1.2, 1.25))
-    sides = dict(zip(ids, _label_sides(nodes, pos, ranges), strict=True))
+    # each node's label lines, built once: the same lines are placed and drawn
+    labels = [_node_label(r, str(r.kind)) for r in nodes.itertuples(index=False)]
+    sides = dict(zip(ids, _label_sides(labels, pos, ranges), strict=True))
     for kind in NODE_KINDS:
         sub = nodes[nodes["kind"] == kind]
         if len(sub):
-            fig.add_trace(_node_trace(sub, kind, pos, at, emphasised, sides))
+            fig.add_trace(_node_trace(sub, kind, pos, at, emphasised, (labels, sides)))
     _mark_traces(fig, nodes, pos, at)
     fig.update_xaxes(visible=False, range=list(ranges[0]))
     fig.update_yaxes(visible=False, range=list(ranges[1]))

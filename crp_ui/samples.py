@@ -11,6 +11,7 @@ server's operator may name the CKF opened first (``$CRP_DEFAULT_SAMPLE``), the s
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from crp_core import folder_entries, listable_ckf, listable_scenario
@@ -82,28 +83,27 @@ def sample_max_bytes(configured: int) -> int:
     return limit if limit is not None else configured
 
 
+def _default_first(folder: Path, listable: Callable[[Path], bool], first: str) -> list[str]:
+    """The names of ``folder``'s entries ``listable`` takes: ``first`` first when the folder holds it, the others
+    in name order (a folder that cannot be listed gives none: its ``*_problem()`` says why)."""
+    entries, _ = folder_entries(folder)
+    return sorted((p.name for p in entries if listable(p)), key=lambda n: (n != first, n))
+
+
 def list_samples() -> list[str]:
     """The samples folder's CKFs (``crp_core.listable_ckf``: files of a CKF format, a ``.json`` one only
     when shaped like a CKF, and directories holding facts.jsonl; never a hidden name).
 
     The default sample comes first, the others in name order.
     """
-    entries, _ = folder_entries(samples_dir())  # a folder that cannot be listed: samples_problem() says why
     # e.g. sample_ckf/planted_conflicts.json is data about the sample, not a CKF: not listed
-    out = [p.name for p in entries if listable_ckf(p)]
-    first = default_sample()
-    out.sort(key=lambda n: (n != first, n))
-    return out
+    return _default_first(samples_dir(), listable_ckf, default_sample())
 
 
 def list_scenarios() -> list[str]:
     """The scenario files of the scenarios folder (``crp_core.listable_scenario``): the default scenario first,
     the others in name order."""
-    entries, _ = folder_entries(scenarios_dir())  # a folder that cannot be listed: scenarios_problem() says why
-    out = [p.name for p in entries if listable_scenario(p)]
-    first = default_scenario()
-    out.sort(key=lambda n: (n != first, n))
-    return out
+    return _default_first(scenarios_dir(), listable_scenario, default_scenario())
 
 
 def samples_problem() -> str | None:

@@ -6,6 +6,9 @@ the log as JSON Lines, one entry per line with its hashes."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pandas as pd
 import streamlit as st
 
 from crp_core import CRPError, Decision, KnowledgeBase
@@ -52,6 +55,30 @@ def _verified(entries: int, head: str) -> None:
         st.code(render.plain(head), language=None)
 
 
+NOTE_HELP = "The operator's reason. Double-click a cell to read a long note whole."
+
+
+def history_columns(columns: list[str]) -> dict[str, Any]:
+    """The ``column_config`` of decision log rows (:func:`crp_ui.conflicts_view.history_frame`, or a part of its
+    columns): each column its width (``HISTORY_WIDTHS``), the id and pair pinned while the table scrolls."""
+    return {
+        c: st.column_config.Column(
+            width=cv.HISTORY_WIDTHS[c],
+            pinned=True if c in cv.HISTORY_PINNED else None,
+            help=NOTE_HELP if c == "note" else None,
+        )
+        for c in columns
+        if c in cv.HISTORY_WIDTHS
+    }
+
+
+def history_table(frame: pd.DataFrame, key: str) -> None:
+    """Decision log rows as a table, each column at its width (:func:`history_columns`)."""
+    render.dataframe(
+        frame, hide_index=True, width="stretch", key=key, column_config=history_columns(list(frame.columns))
+    )
+
+
 def _jsonl() -> bytes:
     store = decisions.open_store()
     return b"" if store is None else store.export_jsonl().encode("utf-8")
@@ -78,7 +105,7 @@ def audit_section(log: list[Decision], kb: KnowledgeBase) -> None:
     )
     chain_verdict()
     if shown:
-        render.dataframe(cv.history_frame(shown), hide_index=True, width="stretch", key=K + "log")
+        history_table(cv.history_frame(shown), K + "log")
     else:
         st.caption("No decision recorded yet." if not log else "No decision recorded on this knowledge base yet.")
     st.download_button(

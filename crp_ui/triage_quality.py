@@ -32,7 +32,7 @@ def quality_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None
     how the operators agree with each other."""
     _agreement(log)
     config = state.get_config()
-    quality = detector_quality(ds, kb, config.detector_learned, config)
+    quality = detector_quality(ds, kb, config)
     if not quality.pairs:
         st.info(
             "No pair decided yet. Every accepted or overridden pair counts as a true conflict, every "

@@ -35,6 +35,7 @@ from . import cache, decisions, paging, render, state, tables, triage_live
 from . import conflicts_view as cv
 from .progress_text import format_duration
 from .queue_view import QueueView, queue_view
+from .triage_audit import history_table
 from .triage_form import K_PAIR, K, decision_form
 from .triage_revert import revert_section
 
@@ -382,8 +383,6 @@ def queue_tab(
     revert_section(pair, hist, kb)
     st.markdown(f"**Decision history of this pair** ({len(hist)})")
     if hist:
-        render.dataframe(
-            cv.history_frame(hist).drop(columns=["pair", "kb"]), hide_index=True, width="stretch", key=K + "history"
-        )
+        history_table(cv.history_frame(hist).drop(columns=["pair", "kb"]), K + "history")
     else:
         st.caption("No decision yet.")

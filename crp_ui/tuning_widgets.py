@@ -14,6 +14,7 @@ from plotly.graph_objects import Figure
 from streamlit.delta_generator import DeltaGenerator
 
 from crp_core import (
+    AxisSpec,
     ConfigError,
     Corpus,
     CRPConfig,
@@ -24,9 +25,9 @@ from crp_core import (
     compare_runs,
     dump_scenario,
     embed_scenario,
+    grid_axis,
     is_bool_key,
     is_integer_key,
-    linspace_values,
 )
 
 from . import cache, render, state
@@ -156,17 +157,19 @@ def sweep_values(
     count_key: str,
     named: tuple[str, str],
 ) -> tuple[Any, ...] | None:
-    """The values a sweep of ``key`` runs: false / true for a flag, else a range (from, to, how many) in
-    the three columns ``cols``, first offered around ``current``. The range widgets are keyed by the
-    parameter only, so a range is kept when the scenario or the config changes. None (with the
-    reason shown) when the range is refused. A sweep's settings are not in the link (it does not rerun
-    the sweep): once they differ from their defaults (``default_key``, the range offered, ``count``) the
-    notice names them: ``named`` is (what they are called, the parameter offered first)."""
+    """The values a sweep of ``key`` runs: false / true for a flag, else the round grid of a range (from, to,
+    about how many) in the three columns ``cols``, first offered around ``current``: ``grid_axis``, the grid
+    ``crp-inspect sweep --param KEY=LO:HI:N`` runs, with ``current`` among its values, so one sweep gives the
+    same points in both. The range widgets are keyed by the parameter only, so a range is kept when the
+    scenario or the config changes. None (with the reason shown) when the range is refused. A sweep's settings
+    are not in the link (it does not rerun the sweep): once they differ from their defaults (``default_key``,
+    the range offered, ``count``) the notice names them: ``named`` is (what they are called, the parameter
+    offered first)."""
     what, default_key = named
     if is_bool_key(key):
         cols[0].write("values: false, true")
         state.declare_settings(what, {"parameter": key}, {"parameter": default_key}, whole=True)
-        return (False, True)
+        return grid_axis(AxisSpec(key, False, True, 2), current).values
     lo, hi = tv.default_range(key, current)
     integer = is_integer_key(key)
     step = 1.0 if integer or key.startswith("ttl_days.") else 0.01
@@ -179,7 +182,15 @@ def sweep_values(
     n = keep(
         count_key,
         cols[2].number_input(
-            "values", min_value=2, max_value=max_count, value=int(kept(count_key, count)), step=1, key=count_key
+            "values",
+            min_value=2,
+            max_value=max_count,
+            value=int(kept(count_key, count)),
+            step=1,
+            key=count_key,
+            help="About this many round values: the multiples of one step (1, 2 or 5 times a power of ten) "
+            "between from and to, the step whose count is closest, plus the current value (the grid of "
+            "crp-inspect sweep).",
         ),
     )
     state.declare_settings(
@@ -189,7 +200,7 @@ def sweep_values(
         whole=True,
     )
     try:
-        return linspace_values(key, start, stop, int(n))
+        return grid_axis(AxisSpec(key, float(start), float(stop), int(n)), current).values
     except ConfigError as exc:
         st.error(render.md_escape(exc))
         return None

@@ -128,8 +128,9 @@ def sweep_tab(
     corpus: Corpus, scenario: Scenario, config: CRPConfig, decisions: Mapping[str, Any] | None, dkey: str
 ) -> None:
     st.caption(
-        "Pick one parameter and a range: the pipeline runs at each value (corpus, index, graph and the "
-        "scenario's embeddings reused; only re-scored) and every measure is plotted against the value. "
+        "Pick one parameter and a range: the pipeline runs at about N round values of it and at its current "
+        "value (the grid of `crp-inspect sweep`; corpus, index, graph and the scenario's embeddings reused; only "
+        "re-scored) and every measure is plotted against the value. "
         "The baseline is the run at the current sidebar config. Click a point (or pick a value below) "
         "to see that run's envelope diff."
     )

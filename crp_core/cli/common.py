@@ -175,6 +175,26 @@ def add_max_bytes_arg(p: argparse.ArgumentParser, what: str = "CKF file", *, as_
         p.add_argument("--max-bytes", type=max_bytes_arg, default=None, metavar="N", help=help)
 
 
+def add_config_args(p: argparse.ArgumentParser, *, config_help: str = "", set_help: str = "") -> None:
+    """``--config TOML`` and ``--set KEY=VALUE`` (repeatable, into ``set_args``): the configuration of a command,
+    read with :func:`crp_core.config.layered_config` (defaults < --config < [the scenario's config] < --set).
+    ``config_help`` / ``set_help``: what the configuration does for this command, when it says more."""
+    p.add_argument(
+        "--config",
+        metavar="TOML",
+        default=None,
+        help=config_help or "configuration file (keys of docs/reference/config.md)",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        dest="set_args",
+        help=set_help or "override one configuration key (repeatable; dotted keys for tables, e.g. ttl_days.news=60)",
+    )
+
+
 def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str) -> None:
     """``--ckf`` [``--scenario``] ``--config`` ``--set`` (repeatable, into ``set_args``) ``--max-bytes``
     (into ``set_args`` as ``ckf_max_bytes``) ``--now``
@@ -186,17 +206,7 @@ def add_input_args(p: argparse.ArgumentParser, *, scenario: bool, now_help: str)
     )
     if scenario:
         p.add_argument("--scenario", required=True, metavar="PATH", help="scenario file (.json or .toml)")
-    p.add_argument(
-        "--config", metavar="TOML", default=None, help="configuration file (keys of docs/reference/config.md)"
-    )
-    p.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="set_args",
-        help="override one configuration key (repeatable; dotted keys for tables, e.g. ttl_days.news=60)",
-    )
+    add_config_args(p)
     add_max_bytes_arg(p, as_setting=True)
     p.add_argument("--now", metavar="ISO", default=None, help=now_help)
     p.add_argument("--lenient", action="store_true", help="skip bad facts of the CKF instead of refusing it")

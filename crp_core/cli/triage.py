@@ -14,9 +14,11 @@
   agreement of every two operators (percent, Cohen's kappa) and the pairs' review states under the team's
   quorum;
 * ``triage record --db PATH --ckf PATH --pair A B --kind K [--winner ID] [--fact ID --status S]
-  [--reverts ID] --operator NAME [--note TEXT] [--based-on ID] [--roles FILE]``: record one decision
-  (checked against the CKF, stamped with its name and fingerprint, the OS user and origin "cli"; the
-  role from ``--roles`` or the team file of ``$CRP_INSPECT_TEAM``), print it as one JSON line.
+  [--reverts ID] --operator NAME [--note TEXT] [--based-on ID] [--roles FILE] [--config TOML]
+  [--set KEY=VALUE]``: record one decision (checked against the CKF, stamped with its name and
+  fingerprint, the OS user and origin "cli"; the role from ``--roles`` or the team file of
+  ``$CRP_INSPECT_TEAM``; an accept without ``--winner`` names the winner by authority under the
+  configuration given), print it as one JSON line.
 
 ``--db`` defaults to ``$CRP_INSPECT_TRIAGE_DB``: an SQLite file or a ``postgresql://`` URL. Read commands
 never create a database. Text output draws the control and format characters of the data (a database written
@@ -36,6 +38,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from crp_core.cli.common import (
+    add_config_args,
     add_max_bytes_arg,
     add_sdk_map_args,
     input_source_map,
@@ -167,19 +170,11 @@ def register(subparsers: Subparsers) -> None:
     q.add_argument("--db", metavar="PATH", default=None, help=db_help)
     q.add_argument("--ckf", metavar="PATH", required=True, help="the CKF the decisions were taken on")
     q.add_argument("--lenient", action="store_true", help="skip bad facts of --ckf instead of refusing it")
-    q.add_argument(
-        "--config",
-        metavar="TOML",
-        default=None,
-        help="configuration file: the detector reads the pairs as configured (detector_learned)",
-    )
-    q.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        dest="set_args",
-        help="override one configuration key (repeatable), e.g. detector_learned=false",
+    add_config_args(
+        q,
+        config_help="configuration file: the detector reads the pairs as configured (detector_learned), an "
+        "override is arbitrated by authority under it",
+        set_help="override one configuration key (repeatable), e.g. detector_learned=false",
     )
     add_sdk_map_args(q)
     add_max_bytes_arg(q)
@@ -214,6 +209,12 @@ def register(subparsers: Subparsers) -> None:
         default=None,
         help="accept without --winner: the instant the authority is measured at (default: now)",
     )
+    add_config_args(
+        r,
+        config_help="configuration file: an accept without --winner records the winner by authority under it; "
+        "the detector's note reads the pair as configured (detector_learned, contradiction_similarity)",
+        set_help="override one configuration key (repeatable; dotted keys for tables, e.g. source_authority.web=0.9)",
+    )
     r.add_argument(
         "--based-on",
         metavar="ID",
@@ -225,7 +226,7 @@ def register(subparsers: Subparsers) -> None:
         "--roles", metavar="FILE", help="roles file (TOML); default: the team file of $CRP_INSPECT_TEAM, if any"
     )
     add_sdk_map_args(r)
-    add_max_bytes_arg(r)
+    add_max_bytes_arg(r, as_setting=True)
     r.set_defaults(handler=record_command)
 
 
@@ -398,7 +399,7 @@ def _stats(args: argparse.Namespace) -> int:
     # applies them: judged the same way here; a decision naming a fact this CKF lacks is counted apart
     with DecisionStore(db_path(args), create=False, readonly=True) as store:
         current = store.current()
-        quality = detector_quality(current, kb, config.detector_learned, config)
+        quality = detector_quality(current, kb, config)
         on_kb = [d for d in store.all() if _on(kb, d)]
     team = team_agreement(on_kb, load_team_config().review_quorum)
     if args.json:

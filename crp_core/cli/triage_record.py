@@ -1,9 +1,10 @@
 """``crp-inspect triage record``: one operator decision from the terminal (docs/reference/cli.md#triage).
 
 The decision is checked against the CKF and stamped with its name and fingerprint, the OS user and origin
-``cli``; an accept without ``--winner`` names the winner by authority; a decision recorded over another
-operator's without ``--based-on`` says which it replaced; one on two facts the detector does not flag today is
-kept with a note. Also the store path every ``triage`` command takes (``--db`` or ``$CRP_INSPECT_TRIAGE_DB``).
+``cli``; an accept without ``--winner`` names the winner by authority under the command's configuration
+(``--config``, ``--set``: what the team's runs arbitrate with); a decision recorded over another operator's
+without ``--based-on`` says which it replaced; one on two facts the detector, as configured, does not flag today
+is kept with a note. Also the store path every ``triage`` command takes (``--db`` or ``$CRP_INSPECT_TRIAGE_DB``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from dataclasses import replace
 
 from crp_core.cli.common import input_source_map, load_input_ckf, now_arg, visible
-from crp_core.config import CRPConfig
+from crp_core.config import CRPConfig, layered_config
 from crp_core.decisions import PAIR_KINDS, DecisionError, StaleDecisionError, validate_decision
 from crp_core.errors import CRPError
 from crp_core.io.timeparse import format_timestamp
@@ -54,9 +55,10 @@ def _os_user() -> str | None:
 def record_command(args: argparse.Namespace) -> int:
     """``triage record``: check, stamp and store one decision; print it as one JSON line."""
     a, b = args.pair
-    kb = load_input_ckf(args.ckf, lenient=False, max_bytes=args.max_bytes, source_map=input_source_map(args))
+    config = layered_config(args.config, None, args.set_args)
+    kb = load_input_ckf(args.ckf, lenient=False, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args))
     roles = load_roles(args.roles) if args.roles else load_team_config().roles
-    winner, said = _accepted_winner(args, kb)
+    winner, said = _accepted_winner(args, kb, config)
     decision = Decision.new(
         a,
         b,
@@ -94,16 +96,17 @@ def record_command(args: argparse.Namespace) -> int:
         )
     if said:
         print(said, file=sys.stderr)
-    unflagged = _unflagged_note(kb, done)
+    unflagged = _unflagged_note(kb, done, config)
     if unflagged:
         print(unflagged, file=sys.stderr)
     return 0
 
 
-def _accepted_winner(args: argparse.Namespace, kb: KnowledgeBase) -> tuple[str | None, str | None]:
-    """``--winner``, or for an accept without one the winner by authority now with the default configuration
-    (what every run applies for an accept), with a note saying so: stored without a winner, an accept read as an
-    accepted tie in the exports while the runs suppressed a loser."""
+def _accepted_winner(args: argparse.Namespace, kb: KnowledgeBase, config: CRPConfig) -> tuple[str | None, str | None]:
+    """``--winner``, or for an accept without one the winner by authority at ``--now`` (else now) under
+    ``config`` (the command's ``--config`` / ``--set``: the configuration the team's runs arbitrate with, so
+    the recorded winner is the one they suppress the other for), with a note saying so: stored without a winner,
+    an accept read as an accepted tie in the exports while the runs suppressed a loser."""
     if args.kind != "accept" or args.winner is not None:
         return args.winner, None
     a, b = args.pair
@@ -114,15 +117,16 @@ def _accepted_winner(args: argparse.Namespace, kb: KnowledgeBase) -> tuple[str |
     from crp_core.stages.contradictions.arbitration import winner_by_authority
 
     when = now_arg(args.now)
-    winner = winner_by_authority(kb, a, b, CRPConfig(), when or datetime.now(UTC))
+    winner = winner_by_authority(kb, a, b, config, when or datetime.now(UTC))
     shown = "a tie (no winner)" if winner is None else f"winner {visible(winner)}"
     at = "now" if when is None else f"at {format_timestamp(when)}"
-    return winner, f"note: accept records the arbitration by authority {at}, default configuration: {shown}"
+    given = "default configuration" if not (args.config or args.set_args) else "the configuration of --config / --set"
+    return winner, f"note: accept records the arbitration by authority {at}, {given}: {shown}"
 
 
-def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
-    """A note when a pair decision names two facts the detector does not flag today (with the default
-    ``detector_learned``), or whose cosine is not above ``contradiction_similarity``: the decision is kept, the
+def _unflagged_note(kb: KnowledgeBase, decision: Decision, config: CRPConfig) -> str | None:
+    """A note when a pair decision names two facts the detector does not flag today (with ``config``'s
+    ``detector_learned``), or whose cosine is not above its ``contradiction_similarity``: the decision is kept, the
     queue does not hold the pair, and the detector's precision does not count it (crp_core.triage.quality). An
     accept or override still acts in every run that selects both facts (a decided pair is a conflict); a
     dismissal of a pair no run pairs changes nothing."""
@@ -134,7 +138,6 @@ def _unflagged_note(kb: KnowledgeBase, decision: Decision) -> str | None:
     if fa is None or fb is None:
         return None
     pair = f"{visible(decision.fact_a)} and {visible(decision.fact_b)}"
-    config = CRPConfig()
     effect = (
         "no run pairs them, so it changes nothing"
         if decision.kind == "dismiss"

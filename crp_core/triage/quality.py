@@ -96,14 +96,13 @@ class DetectorQuality:
 def detector_quality(
     decisions: DecisionSet,
     kb: KnowledgeBase,
-    learned: bool = True,
     config: CRPConfig | None = None,
     now: datetime | None = None,
 ) -> DetectorQuality:
     """Label every pair decision in force (accept, override, dismiss) and count per pattern, the patterns
-    read by the detector as configured (``learned``: config ``detector_learned``); an override's pair is
-    arbitrated by authority under ``config`` (default: the defaults) at ``now`` (default: now) to tell whether
-    it overrules."""
+    read by the detector as ``config`` (default: the defaults) configures it (``detector_learned``); an
+    override's pair is arbitrated by authority under the same ``config`` at ``now`` (default: now) to tell
+    whether it overrules."""
     # one config and one instant for every override: the fact attributes they read are computed once
     cfg, at = config or CRPConfig(), now or datetime.now(UTC)
     confirmed = dict.fromkeys(PATTERNS, 0)
@@ -116,7 +115,7 @@ def detector_quality(
         if fa is None or fb is None:
             unknown.append(key)
             continue
-        vc = values_conflict(fa.content, fb.content, learned)
+        vc = values_conflict(fa.content, fb.content, cfg.detector_learned)
         patterns = vc.patterns if vc is not None else ()
         kind = str(d.get("kind"))
         for pat in patterns:

@@ -64,3 +64,32 @@ def test_every_option_of_a_command_is_in_its_usage_lines(name):
 def test_the_usage_check_reads_the_usage_lines():
     assert {"--param", "--metric", "--no-history", "--history-note", "--ckf", "--set"} <= _usage_flags("sweep")
     assert len(_documented_commands()) >= 12
+
+
+def _triage_actions() -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in _subparsers()["triage"]._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _triage_synopsis(action: str) -> set[str]:
+    """The long options of an action's synopsis cell in the table of '## triage', with those its prose says
+    every action (or the action) takes (``--db``, ``--sdk-map`` / ``--source-type``), and ``--max-bytes``
+    when the shared options' table says ``triage`` has it."""
+    body = _section("triage")
+    row = re.search(rf"^\| `{re.escape(action)}` \| `([^\n]*?)` \|", body, re.M)
+    assert row, f"cli.md '## triage' has no row for {action}"
+    prose = "\n".join(line for line in body.splitlines() if not line.startswith("|"))
+    flags = set(_LONG.findall(row.group(1))) | set(_LONG.findall(prose))
+    shared = _section("Options shared by the commands that load a CKF")
+    if re.search(r"^\| `--max-bytes N` \|[^\n]*`triage` included", shared, re.M):
+        flags.add("--max-bytes")
+    return flags
+
+
+@pytest.mark.parametrize("action", sorted(_triage_actions()))
+def test_every_option_of_a_triage_action_is_in_its_synopsis(action):
+    """``triage record`` took ``--config`` / ``--set`` for the winner an accept records: its synopsis says so."""
+    parser = _triage_actions()[action]
+    flags = {o for a in parser._actions for o in a.option_strings if o.startswith("--") and o != "--help"}
+    missing = sorted(flags - _triage_synopsis(action))
+    assert not missing, f"cli.md '## triage' {action}: the synopsis lacks {missing}"

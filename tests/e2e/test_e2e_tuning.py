@@ -57,12 +57,13 @@ def test_sweep_compare_and_html_report(page, browser, e2e_sample_dir, tmp_path):
     assert "Tuning" in main.inner_text()
     assert "No sweep yet" in main.inner_text()
 
-    # --- sweep: 20 values of the default parameter (ttl_days.official_documentation)
-    page.get_by_role("button", name=re.compile(r"Run sweep \(20 values\)")).click()
+    # --- sweep of the default parameter (ttl_days.official_documentation) from 12 to 240, about 20 values: the
+    # round grid (multiples of 10: 23 of them, the current 120 among them)
+    page.get_by_role("button", name=re.compile(r"Run sweep \(23 values\)")).click()
     wait_idle(page)
     assert_no_exception(page)
     text = main.inner_text()
-    assert "20 values of" in text and "Envelope diff of" in text
+    assert "23 values of" in text and "Envelope diff of" in text
     plot = main.locator(".js-plotly-plot").first
     plot.wait_for(state="visible")
     assert plot.locator(".main-svg").count() >= 1
@@ -70,8 +71,8 @@ def test_sweep_compare_and_html_report(page, browser, e2e_sample_dir, tmp_path):
     assert "current value 120" in text
     screenshot(page, "tuning_sweep", full_page=False)
 
-    # click the marker of a later point (point 16 of 20) on the Jaccard trace: the diff below follows it
-    assert plot.locator("g.trace.scatter").first.locator("path.point").count() == 20
+    # click the marker of a later point (point 16 of 23) on the Jaccard trace: the diff below follows it
+    assert plot.locator("g.trace.scatter").first.locator("path.point").count() == 23
     _sweep_marker(plot, JACCARD_TRACE, 15).click(force=True)
     for _ in range(40):
         wait_idle(page)

@@ -34,15 +34,17 @@ def test_suite_sweep_autotune_and_apply(page, e2e_sample_dir):
     assert "Per scenario" in text and "Envelope of scenario" in text
     screenshot(page, "tuning_suite", full_page=False)
 
-    # a suite sweep of 5 values: one panel per metric, each with the mean line and its worst-case band
+    # a suite sweep of about 5 values from 36.5 to 730: the round grid (200, 400, 600: 3 multiples of 200 and 7 of
+    # 100 are as close to 5, the larger step wins) and the current 365; one panel per metric, each with the mean
+    # line and its worst-case band
     count = main.get_by_role("spinbutton", name="values", exact=True).last  # not the heatmap's "about N values"
     count.fill("5")
     count.press("Enter")
     wait_idle(page)
-    page.get_by_role("button", name=re.compile(r"Run suite sweep \(5 values x 12 scenarios\)")).click()
+    page.get_by_role("button", name=re.compile(r"Run suite sweep \(4 values x 12 scenarios\)")).click()
     wait_idle(page)
     assert_no_exception(page)
-    assert re.search(r"5 values of ttl_days\.official_documentation x 12 scenarios", main.inner_text())
+    assert re.search(r"4 values of ttl_days\.official_documentation x 12 scenarios", main.inner_text())
     plot = main.locator(".js-plotly-plot").filter(has_text="Suite sweep of")
     plot.wait_for(state="visible")
     assert plot.locator("g.trace.scatter").count() == 20  # 10 metrics x (band edge + mean)

@@ -111,6 +111,30 @@ def test_audit_log_has_pair_and_kb_columns_and_shows_this_kbs_decisions(triage_e
     assert log.kb.tolist()[1] == "f" * 12
 
 
+def test_audit_log_columns_have_widths_the_note_and_reverts_read_at(triage_env):
+    """The audit log's thirteen columns drawn at their content's width cut the note and the reverts column off at a
+    1400 px window; each column now has its width (the note 520 px, reverts 72 px, the short ones narrow), the id
+    and the pair pinned while the table scrolls sideways; the pair's own history (no pair, no kb column) too."""
+    import json
+
+    from crp_ui.conflicts_view import HISTORY_WIDTHS
+
+    at = open_page()
+    set_operator(at, "dana")
+    decide(at, "X1|X2", "dismiss", note="two different clusters, see the runbook")
+    hist = [d for d in at.dataframe if {"kind", "note"} <= set(d.value.columns) and "pair" not in d.value.columns]
+    assert hist, "the pair's decision history is shown"
+    config = json.loads(hist[0].proto.columns)
+    assert config["note"]["width"] == 520 and config["id"]["pinned"] is True and "pair" not in config
+    show_tab(at, EXPORT)
+    log = next(d for d in at.dataframe if {"pair", "kb", "reverts", "note"} <= set(d.value.columns))
+    config = json.loads(log.proto.columns)
+    assert {c: config[c]["width"] for c in log.value.columns} == HISTORY_WIDTHS
+    assert (config["note"]["width"], config["reverts"]["width"]) == (520, 72)
+    assert [c for c in log.value.columns if config[c].get("pinned")] == ["id", "pair"]
+    assert "Double-click" in config["note"]["help"]
+
+
 def test_quality_tab_shows_agreement_per_pair_of_operators(triage_env):
     at = open_page()
     set_operator(at, "ann")

@@ -10,7 +10,8 @@ import pytest
 
 from crp_core.analysis.baseline import before_after
 from crp_core.analysis.compare import compare_runs
-from crp_core.analysis.sweep import linspace_values, sweep
+from crp_core.analysis.sweep import sweep
+from crp_core.analysis.sweep_grid import grid_axis, parse_axis
 from crp_core.config import CRPConfig
 from tests.support.pages import expected_result, figures, frame_with, metric, run_page, sidebar_input, widget
 
@@ -30,15 +31,19 @@ def _run_sweep(at, key: str, start: float, stop: float, count: int):
 
 
 def test_sweep_from_the_page_equals_crp_core_sweep(ui_env):
+    """The page sweeps the grid ``crp-inspect sweep --param cdr_min_relevance=0:0.9:4`` runs: round values
+    (step 0.2: five multiples, the count closest to 4) and the current value (an even spacing ran 0, 0.3, 0.6,
+    0.9: other points than the CLI's for the same sweep)."""
     exp = expected_result(ui_env)
     at = run_page("tuning")
     assert [t.label for t in at.tabs] == ["Sweep", "Suite", "Auto-tune", "Compare", "Before / after", "History"]
     assert any("No sweep yet" in i.value for i in at.info)
     _run_sweep(at, "cdr_min_relevance", 0.0, 0.9, 4)
-    values = linspace_values("cdr_min_relevance", 0.0, 0.9, 4)  # 0, .3, .6, .9
+    values = grid_axis(parse_axis("cdr_min_relevance=0:0.9:4"), exp.config.cdr_min_relevance).values
+    assert values[:3] == (0.0, 0.2, 0.4) and exp.config.cdr_min_relevance in values
     ref = sweep(exp.corpus, exp.scenario, exp.config, "cdr_min_relevance", values)
     table = frame_with(at, "jaccard", "recency_penalised", "entering", "leaving")
-    assert list(table["value"]) == ["0", "0.3", "0.6", "0.9"]
+    assert list(table["value"]) == [f"{v:g}" for v in values]
     assert list(table["jaccard"]) == pytest.approx([p.jaccard for p in ref.points])
     assert list(table["recency_penalised"]) == [p.recency_penalised for p in ref.points]
     assert list(table["entering"]) == [len(p.entering) for p in ref.points]
@@ -54,7 +59,7 @@ def test_sweep_from_the_page_equals_crp_core_sweep(ui_env):
     assert set(diff.loc[diff["change"] == "entered", "fact_id"]) == set(p0.entering)
     assert set(diff.loc[diff["change"] == "left", "fact_id"]) == set(p0.leaving)
     last = ref.points[-1]
-    at.selectbox(key=K + "pick").set_value(f"4: cdr_min_relevance = {last.value:g}").run()
+    at.selectbox(key=K + "pick").set_value(f"{len(values)}: cdr_min_relevance = {last.value:g}").run()
     assert metric(at, "Jaccard vs baseline") == f"{last.jaccard:.2f}"
     assert metric(at, "facts entering") == str(len(last.entering))
     k = next(i for i, p in enumerate(ref.points) if p.entering or p.leaving)  # gate 0 lets more facts in

@@ -13,7 +13,7 @@ import pytest
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite, sweep_suite
 from crp_core.analysis.suite import load_suite
-from crp_core.analysis.sweep import linspace_values
+from crp_core.analysis.sweep_grid import grid_axis, parse_axis, suite_current
 from crp_core.analysis.tune import tune
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import prepare_corpus
@@ -81,6 +81,8 @@ def test_suite_tab_shows_crp_core_suite_metrics(ui_env):
 
 
 def test_suite_sweep_plots_means_and_worst(ui_env):
+    """The suite sweep runs the points of ``crp-inspect sweep --param cdr_min_relevance=0:0.9:4`` on the same
+    suite: the round grid with the current value."""
     _label_suite(ui_env)
     at = run_page("tuning", params={"tab": "Suite"})
     at.selectbox(key=K + "key").set_value("cdr_min_relevance").run()
@@ -90,8 +92,11 @@ def test_suite_sweep_plots_means_and_worst(ui_env):
     at.run()
     at.button(key=K + "run").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    values = linspace_values("cdr_min_relevance", 0.0, 0.9, 4)
-    ref = sweep_suite(_reference(ui_env), CRPConfig(), "cdr_min_relevance", values)
+    p = _reference(ui_env)
+    current = suite_current(p.suite, CRPConfig(), "cdr_min_relevance", p.nows)
+    values = grid_axis(parse_axis("cdr_min_relevance=0:0.9:4"), current).values
+    ref = sweep_suite(p, CRPConfig(), "cdr_min_relevance", values)
+    assert [pt.value for pt in ref.points] == list(values)
     fig = next(f for f in figures(at) if "Suite sweep of" in json.dumps(f["layout"].get("title", {})))
     means = [t for t in fig["data"] if t.get("fill") == "tonexty"]
     assert len(means) == 10  # one panel per metric

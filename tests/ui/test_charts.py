@@ -557,3 +557,30 @@ def test_the_network_title_says_where_the_weights_are():
     many = charts.cdgr_network(nodes, pd.DataFrame(full))
     assert few.layout.title.text.endswith("(edge label = weight)")
     assert many.layout.title.text.endswith("(edge width = weight, on hover at its middle)")
+
+
+def test_the_network_builds_each_label_once(monkeypatch):
+    """A node's label lines are built once per render and the same lines are placed and drawn (they were built
+    once to place the labels and again to draw them)."""
+    from crp_ui import graph_chart
+
+    calls: list[str] = []
+    built = graph_chart._node_label
+
+    def counted(r, kind):
+        calls.append(r.fact_id)
+        return built(r, kind)
+
+    monkeypatch.setattr(graph_chart, "_node_label", counted)
+    row = {"cdr_score": 0.5, "connector_score": np.nan, "in_envelope": True, "suppressed": False, "content": "x"}
+    nodes = pd.DataFrame(
+        [
+            {**row, "row": 0, "fact_id": "A", "kind": "anchor", "bridge_value": np.nan},
+            {**row, "row": 1, "fact_id": "B", "kind": "anchor", "bridge_value": np.nan},
+            {**row, "row": 2, "fact_id": "C", "kind": "connector", "bridge_value": 1.25},
+        ]
+    )
+    fig = charts.cdgr_network(nodes, pd.DataFrame([{"a": "A", "b": "C", "weight": 0.8}]))
+    assert sorted(calls) == ["A", "B", "C"]
+    drawn = [t for t in fig.data if t.mode == "markers+text"]
+    assert [list(t.text) for t in drawn] == [["A", "B"], ["C<br>bridge value 1.25"]]

@@ -804,6 +804,35 @@ def test_an_accept_without_a_winner_records_the_winner_by_authority(capsys, tmp_
     assert code == 0 and json.loads(out)["winner"] == "F4" and "by authority" not in err
 
 
+def test_an_accept_without_a_winner_arbitrates_under_the_configuration_given(capsys, tmp_path):
+    """A team that runs with its own configuration records the winner its runs show: with web sources raised to
+    authority 1 and importance 1, F4 (web, age unknown: 1.0 x 1 x 1.0 = 1.0) outranks F1 (0.72 as in the test
+    above), whether from ``--set`` or from ``--config``; under the defaults the accept recorded F1, the loser of
+    the team's runs. The detector's note reads the same configuration: the pair a / b at cosine 0.8 is paired
+    under ``contradiction_similarity`` 0.75, so no note says the scan does not pair it."""
+    db = str(tmp_path / "d.sqlite")
+    accept = ("record", "--db", db, "--pair", "F1", "F4", "--kind", "accept", "--now", "2026-03-01")
+    raised = ("--set", "source_authority.web=1.0", "--set", "importance.web=1.0")
+    code, out, err = cli(capsys, *accept, "--operator", "ann", *raised)
+    assert code == 0 and json.loads(out)["winner"] == "F4", err
+    assert "by authority at 2026-03-01T00:00:00Z, the configuration of --config / --set: winner F4" in err
+    toml = tmp_path / "team.toml"
+    toml.write_text("[source_authority]\nweb = 1.0\n\n[importance]\nweb = 1.0\n", encoding="utf-8")
+    code, out, err = cli(capsys, *accept, "--operator", "bo", "--config", str(toml))
+    assert code == 0 and json.loads(out)["winner"] == "F4", err
+    rows = [
+        {"fact_id": "a", "content": "Unused advance tickets can be refunded.", "embedding": [4, 3]},
+        {"fact_id": "b", "content": "Unused advance tickets cannot be refunded.", "embedding": [1, 0]},
+    ]
+    (tmp_path / "below").mkdir()
+    ckf, db2 = _ckf_and_db(tmp_path / "below", rows)
+    argv = ("--kind", "override", "--winner", "a", "--operator", "ann", "--ckf", str(ckf))
+    code, out, err = cli(
+        capsys, "record", "--db", db2, "--pair", "a", "b", *argv, "--set", "contradiction_similarity=0.75"
+    )
+    assert code == 0 and "note:" not in err, err
+
+
 def test_stats_on_an_edited_ckf_judges_the_decisions_runs_apply(capsys, tmp_path):
     """Decisions apply by fact id whatever the CKF's fingerprint, so ``run`` and ``conflicts`` keep them on an
     edited CKF; ``stats`` counted only those stamped with the new fingerprint: none (a walk-through deleted one fact

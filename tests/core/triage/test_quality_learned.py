@@ -3,6 +3,7 @@ pair only the learned comparison flags has no pattern to credit."""
 
 from __future__ import annotations
 
+from crp_core.config import CRPConfig
 from crp_core.decisions import Decision, DecisionSet
 from crp_core.stages.contradictions.values import NUMBER_CHANGED, values_conflict
 from crp_core.triage.quality import detector_quality
@@ -15,10 +16,13 @@ B = "Children pay 12 euros and adults pay 6 euros."
 
 
 def test_the_learned_switch_reaches_detector_quality():
+    """The configuration's own ``detector_learned`` says how the detector reads the pairs (no second
+    argument to say it apart from the configuration); the defaults read them with the learned comparison."""
     assert values_conflict(A, B, False) is None and values_conflict(A, B, True) is not None
     kb = make_kb([fact("a", A), fact("b", B)])
     ds = DecisionSet.from_decisions([Decision.accept("a", "b", winner="a", operator="op")])
-    on, off = detector_quality(ds, kb, True), detector_quality(ds, kb, False)
+    on, off = detector_quality(ds, kb, CRPConfig()), detector_quality(ds, kb, CRPConfig(detector_learned=False))
+    assert [p.patterns for p in detector_quality(ds, kb).pairs] == [(NUMBER_CHANGED,)]
     assert [p.patterns for p in on.pairs] == [(NUMBER_CHANGED,)]
     assert [p.patterns for p in off.pairs] == [()]
     # a decided pair the detector does not flag is no label: counted apart, not in the precision
@@ -32,8 +36,6 @@ def test_an_override_of_authoritys_own_winner_overrules_nothing():
     overruled (a walk-through read it there); one naming P2 overrules; a dismissal always does."""
     from datetime import UTC, datetime
 
-    from crp_core.config import CRPConfig
-
     kb = make_kb(
         [
             fact("P1", "The etcd client port is 2379.", source_type="official_documentation"),
@@ -45,7 +47,7 @@ def test_an_override_of_authoritys_own_winner_overrules_nothing():
     now = datetime(2026, 6, 1, tzinfo=UTC)
 
     def overruled(*decisions):
-        q = detector_quality(DecisionSet.from_decisions(list(decisions)), kb, True, CRPConfig(), now)
+        q = detector_quality(DecisionSet.from_decisions(list(decisions)), kb, CRPConfig(), now)
         return [(p.fact_a, p.kind, p.winner) for p in q.overruled]
 
     assert overruled(Decision.override("P1", "P2", winner="P1", operator="op")) == []
