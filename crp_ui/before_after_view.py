@@ -89,7 +89,8 @@ def changes_frame(changes: Sequence[EnvelopeChange]) -> pd.DataFrame:
 
 
 def pairs_frame(ba: BeforeAfter, side: SideNumbers) -> pd.DataFrame:
-    """One side's contradictory pairs handed to the model, with both texts."""
+    """One side's contradictory pairs handed to the model, with both texts; "NOTE block" says in words whether
+    the model is told (a tied pair's NOTE), as the table renders its cells as text."""
     kb = ba.full.corpus.kb
     noted = set(side.noted_pairs)
 
@@ -99,7 +100,13 @@ def pairs_frame(ba: BeforeAfter, side: SideNumbers) -> pd.DataFrame:
 
     return pd.DataFrame(
         [
-            {"fact_a": a, "text a": text(a), "fact_b": b, "text b": text(b), "NOTE block": (a, b) in noted}
+            {
+                "fact_a": a,
+                "text a": text(a),
+                "fact_b": b,
+                "text b": text(b),
+                "NOTE block": "yes (tied)" if (a, b) in noted else "no",
+            }
             for a, b in side.contradictory_pairs
         ],
         columns=["fact_a", "text a", "fact_b", "text b", "NOTE block"],
