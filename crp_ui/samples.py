@@ -34,6 +34,17 @@ def samples_label() -> str:
     return "Knowledge base on the server" if os.environ.get("CRP_SAMPLE_DIR") else "Bundled sample"
 
 
+def scenarios_bundled() -> bool:
+    """Whether the scenarios offered are the repository's own (no ``$CRP_SCENARIO_DIR`` or ``$CRP_SAMPLE_DIR``:
+    a server started on another folder, ``crp-inspect dashboard --ckf``, offers that folder's scenarios)."""
+    return not (os.environ.get("CRP_SCENARIO_DIR") or os.environ.get("CRP_SAMPLE_DIR"))
+
+
+def scenarios_label() -> str:
+    """What the sidebar calls a scenario of the scenarios folder."""
+    return "Bundled scenario" if scenarios_bundled() else "Scenario on the server"
+
+
 def scenarios_dir() -> Path:
     """The bundled scenarios: ``$CRP_SCENARIO_DIR`` or ``scenarios/`` in the samples folder."""
     env = os.environ.get("CRP_SCENARIO_DIR")

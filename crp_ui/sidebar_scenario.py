@@ -124,7 +124,7 @@ def _pick_or_upload() -> None:
     key = widget_key("scenario", "pick")
     if names:
         st.selectbox(
-            "Bundled scenario",
+            state.scenarios_label(),
             names,
             index=names.index(current) if current in names else None,
             placeholder="(uploaded / edited scenario)",

@@ -70,7 +70,9 @@ from .samples import (
     samples_dir,
     samples_label,
     samples_problem,
+    scenarios_bundled,
     scenarios_dir,
+    scenarios_label,
     scenarios_problem,
 )
 from .scenario_state import (
@@ -266,6 +268,8 @@ __all__ = [
     "samples_problem",
     "scenarios_problem",
     "samples_label",
+    "scenarios_bundled",
+    "scenarios_label",
     "scenarios_dir",
     # a page's own values, widget generations
     "recall",

@@ -57,7 +57,7 @@ PER_FILE, FILES = 10, 20
 def source_label(src: str) -> str:
     """How a suite source reads: the server's scenario folder is "bundled" only when it is the repository's
     (a server started on another folder, ``crp-inspect dashboard --ckf``, serves that folder's scenarios)."""
-    if src == BUNDLED and state.samples_label() != "Bundled sample":
+    if src == BUNDLED and not state.scenarios_bundled():
         return "scenarios on the server"
     return src
 

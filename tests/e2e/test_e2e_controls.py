@@ -57,7 +57,7 @@ ALLOWED: dict[tuple[str, str, str], str] = {
 
 
 #: sidebar pickers walked last (they switch the knowledge base or the scenario)
-LAST = re.compile(r"Bundled sample|Knowledge base on the server|Bundled scenario")
+LAST = re.compile(r"Bundled sample|Knowledge base on the server|Bundled scenario|Scenario on the server")
 
 
 @dataclass(frozen=True)

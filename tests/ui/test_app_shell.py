@@ -72,7 +72,7 @@ def test_sidebar_has_every_editor_widget(ui_env):
     _ok(at)
     sb = at.sidebar
     assert _widget(sb.selectbox, "Knowledge base on the server").value == "knowledge_base.jsonl"
-    assert _widget(sb.selectbox, "Bundled scenario").value == "demo.json"
+    assert _widget(sb.selectbox, "Scenario on the server").value == "demo.json"
     assert _widget(sb.toggle, "Lenient loading (skip bad facts, list them)").value is False
     assert _widget(sb.text_input, "Operator name").value == ""
     assert _widget(sb.text_area, "Query").value == "Which ports are used?"
@@ -701,10 +701,10 @@ def test_a_samples_folder_that_cannot_be_listed_is_named_with_the_reason(ui_env,
 
 
 def test_an_uploaded_scenario_clears_the_bundled_scenario_box(ui_env):
-    """The sidebar's "Bundled scenario" box names the active scenario, and nothing once an upload replaced it
-    (it kept naming the bundled one picked before; walk-through finding)."""
+    """The sidebar's scenario box ("Scenario on the server" here) names the active scenario, and nothing once an
+    upload replaced it (it kept naming the bundled one picked before; walk-through finding)."""
     at = _app()
-    box = _widget(at.sidebar.selectbox, "Bundled scenario")
+    box = _widget(at.sidebar.selectbox, "Scenario on the server")
     assert box.value is not None
     doc = json.loads((ui_env / "scenarios" / box.value).read_text(encoding="utf-8"))
     doc["query"] = "an uploaded question"
@@ -712,4 +712,19 @@ def test_an_uploaded_scenario_clears_the_bundled_scenario_box(ui_env):
     at.run()
     _ok(at)
     assert at.session_state["crp.scenario"].query == "an uploaded question"
-    assert _widget(at.sidebar.selectbox, "Bundled scenario").value is None
+    assert _widget(at.sidebar.selectbox, "Scenario on the server").value is None
+
+
+def test_the_scenario_box_is_bundled_only_for_the_repositorys_scenarios(monkeypatch):
+    """A server on another folder (``crp-inspect dashboard --ckf``, ``$CRP_SAMPLE_DIR`` or
+    ``$CRP_SCENARIO_DIR``) offers that folder's scenarios: not "bundled" (a demo of one's own KB read so)."""
+    from crp_ui import samples
+
+    monkeypatch.delenv("CRP_SAMPLE_DIR", raising=False)
+    monkeypatch.delenv("CRP_SCENARIO_DIR", raising=False)
+    assert samples.scenarios_label() == "Bundled scenario" and samples.scenarios_bundled()
+    monkeypatch.setenv("CRP_SCENARIO_DIR", "/srv/scenarios")
+    assert samples.scenarios_label() == "Scenario on the server" and not samples.scenarios_bundled()
+    monkeypatch.delenv("CRP_SCENARIO_DIR")
+    monkeypatch.setenv("CRP_SAMPLE_DIR", "/srv/kb")
+    assert samples.scenarios_label() == "Scenario on the server"
