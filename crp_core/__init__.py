@@ -71,8 +71,8 @@ if TYPE_CHECKING:
     from crp_core.analysis.tune_space import param_for, tunable_keys
     from crp_core.analysis.view_snapshot import ViewSnapshot, ViewSnapshotError, read_view_snapshot, view_snapshot_bytes
     from crp_core.config import (
-        CORPUS_KEYS, NEVER_RETRIEVED, SCALAR_KEYS, SOURCE_TYPES, STATUSES, TABLE_KEYS, CRPConfig, SourceTable, choices,
-        describe, layered_config, origin, valid_range
+        CORPUS_KEYS, MAX_CONFIG_BYTES, NEVER_RETRIEVED, SCALAR_KEYS, SOURCE_TYPES, STATUSES, TABLE_KEYS, CRPConfig,
+        SourceTable, choices, describe, layered_config, origin, valid_range
     )
     from crp_core.corpus.embedding import (
         MODEL_ID, Embedder, EmbeddingCancelled, MiniLMEmbedder, default_embedder, embedder_for
@@ -103,7 +103,7 @@ if TYPE_CHECKING:
     from crp_core.io.ckf.sdk import given_edges, load_sdk_snapshot, load_sdk_snapshot_bytes
     from crp_core.io.ckf.sdk_map import SourceTypeMap, load_source_map, source_map_from_bytes, source_map_from_dict
     from crp_core.io.scenario import (
-        dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict, scenario_to_dict
+        MAX_SCENARIO_BYTES, dump_scenario, load_scenario, load_scenario_bytes, scenario_from_dict, scenario_to_dict
     )
     from crp_core.io.session import AuditTrail, read_audit
     from crp_core.io.timeparse import format_timestamp
@@ -330,6 +330,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     "crp_core.analysis.tune_toml": ("tuned_toml",),
     "crp_core.analysis.tune_space": ("param_for", "tunable_keys"),
     "crp_core.config": (
+        "MAX_CONFIG_BYTES",
         "NEVER_RETRIEVED",
         "SCALAR_KEYS",
         "TABLE_KEYS",
@@ -372,7 +373,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
     ),
     "crp_core.io.ckf.sdk": ("given_edges",),
     "crp_core.io.ckf.sdk_map": ("source_map_from_bytes", "source_map_from_dict"),
-    "crp_core.io.scenario": ("scenario_to_dict",),
+    "crp_core.io.scenario": ("scenario_to_dict", "MAX_SCENARIO_BYTES"),
     "crp_core.io.timeparse": ("format_timestamp",),
     "crp_core.records": (
         "FANOUT_DUPLICATES",
@@ -499,6 +500,7 @@ __all__ = [
     "JobRegistry", "PreparationJob", "ProgressSnapshot", "DecisionError", "MARKABLE_STATUSES", "MAX_NOTE_CHARS",
     "TriageStoreError", "pair_key", "split_pair_key", "RULES", "fact_attributes", "recency_factor", "given_edges",
     "source_map_from_bytes", "source_map_from_dict", "scenario_to_dict", "EnvelopeChange", "SideNumbers",
+    "MAX_SCENARIO_BYTES", "MAX_CONFIG_BYTES",
     "compute_recency", "CONFLICTS", "PARTITIONS", "format_timestamp", "FANOUT_DUPLICATES", "FANOUT_REACHING",
     "FanoutRun", "FanoutStep",
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",

@@ -15,9 +15,21 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import streamlit as st
 
-from crp_core import SCALAR_KEYS, SOURCE_TYPES, TABLE_KEYS, CRPConfig, choices, describe, origin, valid_range
+from crp_core import (
+    MAX_CONFIG_BYTES,
+    SCALAR_KEYS,
+    SOURCE_TYPES,
+    TABLE_KEYS,
+    CRPConfig,
+    choices,
+    describe,
+    origin,
+    valid_range,
+)
 
 from . import render, state
+from .sidebar_ckf import browser_upload_cap
+from .theme import UPLOAD_BOX
 from .widgets import fixed_frame, is_blank, lazy_expander, widget_key
 
 if TYPE_CHECKING:
@@ -250,7 +262,13 @@ def _files() -> None:
         mime="application/toml",
         key="crp.w.config.download",
     )
-    up = st.file_uploader("Load a config (TOML)", type=["toml"], key="crp.w.config.upload")
+    with st.container(key=f"{UPLOAD_BOX}-config"):  # hides the uploader's own "<n>MB per file" line
+        up = st.file_uploader(
+            f"Load a config (TOML, at most {render.limit_text(MAX_CONFIG_BYTES)})",
+            type=["toml"],
+            key="crp.w.config.upload",
+            max_upload_size=browser_upload_cap(MAX_CONFIG_BYTES),
+        )
     if up is None or state.recall(UPLOAD_SEEN) == up.file_id:
         return
     state.remember(UPLOAD_SEEN, up.file_id)

@@ -64,7 +64,7 @@ _ADDR_KEYS = ("id", "depth_weight", "window")
 _QUERY_KEYS = ("text", "embedding")
 #: largest scenario file read (a scenario is small: a query, sub-queries and their embeddings, a few
 #: hundred kB at most; this also bounds the memory its parse takes on the dashboard's upload path)
-_MAX_SCENARIO_BYTES = 16 * 1024 * 1024
+MAX_SCENARIO_BYTES = 16 * 1024 * 1024
 #: most numbers in one scenario embedding (the largest embedding models give a few thousand)
 MAX_EMBEDDING_DIM = 8192
 
@@ -74,18 +74,18 @@ def load_scenario(path: str | os.PathLike[str], *, expected_model: str | None = 
     """Load a ``.json`` or ``.toml`` scenario file (docs/reference/scenarios.md). Raises :class:`ScenarioError`.
 
     Only a regular file is read (a FIFO, socket, device, link loop or dangling link is refused at
-    once, :func:`crp_core.support.files.read_regular_file`), at most ``_MAX_SCENARIO_BYTES`` of it."""
+    once, :func:`crp_core.support.files.read_regular_file`), at most ``MAX_SCENARIO_BYTES`` of it."""
     path = os.fspath(path)
-    data = read_regular_file(path, max_bytes=_MAX_SCENARIO_BYTES, what="scenario", error=ScenarioError)
+    data = read_regular_file(path, max_bytes=MAX_SCENARIO_BYTES, what="scenario", error=ScenarioError)
     return load_scenario_bytes(data, path, expected_model=expected_model)
 
 
 def load_scenario_bytes(data: bytes, name: str, expected_model: str | None = None) -> Scenario:
     """Load a scenario from bytes; ``.toml`` names are TOML, anything else JSON."""
     what = f"scenario {name} refused"
-    if len(data) > _MAX_SCENARIO_BYTES:
+    if len(data) > MAX_SCENARIO_BYTES:
         raise ScenarioError(
-            what, [Problem(0, "file", too_large_reason(name, len(data), _MAX_SCENARIO_BYTES, "scenario"))]
+            what, [Problem(0, "file", too_large_reason(name, len(data), MAX_SCENARIO_BYTES, "scenario"))]
         )
     try:
         text = bytes(data).decode("utf-8-sig")

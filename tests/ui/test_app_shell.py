@@ -728,3 +728,18 @@ def test_the_scenario_box_is_bundled_only_for_the_repositorys_scenarios(monkeypa
     monkeypatch.delenv("CRP_SCENARIO_DIR")
     monkeypatch.setenv("CRP_SAMPLE_DIR", "/srv/kb")
     assert samples.scenarios_label() == "Scenario on the server"
+
+
+def test_scenario_and_config_uploaders_state_their_own_limit(ui_env):
+    """A scenario or config file is read up to 16 MiB: its uploader said the server's 200 MB (a demo
+    rehearsal read the one and the docs the other); the browser cap is the whole MB at or above the limit."""
+    from crp_core import MAX_CONFIG_BYTES, MAX_SCENARIO_BYTES
+
+    at = _app()
+    _ok(at)
+    ups = at.sidebar.get("file_uploader")
+    scenario, config = ups[1], ups[2]
+    assert "at most 16 MiB = 16,777,216 bytes" in scenario.proto.label
+    assert "at most 16 MiB = 16,777,216 bytes" in config.proto.label
+    assert scenario.proto.max_upload_size_mb == 17 == -(-MAX_SCENARIO_BYTES // 10**6)
+    assert config.proto.max_upload_size_mb == 17 == -(-MAX_CONFIG_BYTES // 10**6)
