@@ -177,7 +177,7 @@ def register(subparsers: Subparsers) -> None:
         set_help="override one configuration key (repeatable), e.g. detector_learned=false",
     )
     add_sdk_map_args(q)
-    add_max_bytes_arg(q)
+    add_max_bytes_arg(q, as_setting=True)
     q.add_argument("--json", action="store_true", help="print one JSON object")
     q.set_defaults(handler=_stats)
 
@@ -394,7 +394,9 @@ def _stats(args: argparse.Namespace) -> int:
     from crp_core.triage.quality import detector_quality, detector_quality_dict
 
     config = layered_config(args.config, None, args.set_args)
-    kb = load_input_ckf(args.ckf, lenient=args.lenient, max_bytes=args.max_bytes, source_map=input_source_map(args))
+    kb = load_input_ckf(
+        args.ckf, lenient=args.lenient, max_bytes=config.ckf_max_bytes, source_map=input_source_map(args)
+    )
     # decisions apply by fact id whatever the CKF's fingerprint (an edited CKF keeps its triage), as every run
     # applies them: judged the same way here; a decision naming a fact this CKF lacks is counted apart
     with DecisionStore(db_path(args), create=False, readonly=True) as store:

@@ -58,3 +58,13 @@ def test_max_bytes_refuses_what_is_not_a_byte_count(value: str, capsys: pytest.C
         main(["conflicts", "--ckf", GOOD, "--max-bytes", value])
     assert ei.value.code == 2
     assert "--max-bytes" in capsys.readouterr().err
+
+
+def test_triage_stats_max_bytes_is_the_setting_too(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``triage stats`` has ``--set``: its ``--max-bytes`` is ``ckf_max_bytes``, the later of the two winning."""
+    db = str(tmp_path / "none.sqlite")
+    stats = ["triage", "stats", "--db", db, "--ckf", GOOD]
+    assert main([*stats, "--set", "ckf_max_bytes=100000", "--max-bytes", "10"]) != 0
+    assert "over the limit of 10 bytes" in capsys.readouterr().err
+    main([*stats, "--max-bytes", "10", "--set", "ckf_max_bytes=100000"])
+    assert "over the limit" not in capsys.readouterr().err
