@@ -157,8 +157,17 @@ def _counts(kb: KnowledgeBase, ds: DecisionSet, summary: AppliedSummary) -> None
     if kb.imported is not None:
         import_section(kb, kb.imported)
     st.subheader("Facts by source type and status")
-    render.dataframe(table, width="content", height=35 * (len(table) + 1) + 3)
+    render.dataframe(
+        table,
+        width="content",
+        height=35 * (len(table) + 1) + 3,
+        # the longest source type (official_documentation) whole: the content width cut it
+        column_config={"_index": st.column_config.TextColumn("source_type", width=SOURCE_TYPE_PX)},
+    )
 
+
+#: the width of the source-type column of the counts table, pixels
+SOURCE_TYPE_PX = 190
 
 #: the height of a row of the touched facts' table (its content wraps), and the rows shown without scrolling
 MARKED_ROW_PX, MARKED_ROWS = 92, 12

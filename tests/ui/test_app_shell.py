@@ -743,3 +743,16 @@ def test_scenario_and_config_uploaders_state_their_own_limit(ui_env):
     assert "at most 16 MiB = 16,777,216 bytes" in config.proto.label
     assert scenario.proto.max_upload_size_mb == 17 == -(-MAX_SCENARIO_BYTES // 10**6)
     assert config.proto.max_upload_size_mb == 17 == -(-MAX_CONFIG_BYTES // 10**6)
+
+
+def test_the_counts_table_shows_the_longest_source_type_whole(ui_env):
+    """The counts table's source-type column is wide enough for "official_documentation" (the content width
+    cut it to "official_docume": a demo rehearsal's screenshot)."""
+    import json
+
+    from pages.home import SOURCE_TYPE_PX
+    from tests.support.pages import run_page
+
+    at = run_page("home")
+    (table,) = [d for d in at.dataframe if "ACTIVE" in d.value.columns]
+    assert json.loads(table.proto.columns)["_index"]["width"] == SOURCE_TYPE_PX >= 180
