@@ -496,7 +496,7 @@ CURRENCY_WORDS = {
     "yen": "JPY",
 }
 #: frequency adverbs: a rate of one per unit ("backups run daily")
-FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
+FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0, "fortnightly": 1209600.0}
 RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
 ABBREVIATIONS = frozenset(
     [

@@ -84,6 +84,12 @@ ADVERB_PERIODS = {
     "yearly": "year",
     "annually": "year",
 }
+#: the calendar periods one of which a frequency or a rate names without a count ("every month", "£40 a quarter"):
+#: the clock and calendar units, and the periods named by words of their own (a fortnight is 14 days, a quarter 3
+#: months, a decade 10 years; units.tsv)
+SINGLE_PERIODS = frozenset(
+    ["second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "fortnight", "quarter", "decade"]
+)
 #: temperature scales after a degree sign or "degrees" (each read in kelvin)
 TEMPERATURE_SCALES = {"c": "c", "celsius": "c", "centigrade": "c", "f": "f", "fahrenheit": "f"}
 #: how far a converted temperature may be from the other figure and still be equal (kelvin)
@@ -408,6 +414,14 @@ class NumberLexer(LexerBase):
         self.push_qty(start, end, q)
         return j
 
+    def period_part(self, i: int) -> bool:
+        """Is the named period at raw ``i`` a fraction of the unit after it ("a quarter hour", "a quarter of an
+        hour"), not a period of its own?"""
+        nxt = self.low(i + 1)
+        after = self.low(i + 3) if nxt == "of" and self.low(i + 2) in ("a", "an") else nxt
+        u = UNITS.get(after)
+        return self.low(i) == "quarter" and u is not None and u.dim in ("time", "cal")
+
     def rate_or_push(self, start: int, end: int, j: int, q: Quantity, first: int) -> int:
         """ "150 requests per second", "EUR 20 per month", "2 GB a day": a rate of the quantity."""
         raw, n = self.raw, len(self.raw)
@@ -441,7 +455,7 @@ class NumberLexer(LexerBase):
             if m < n and raw[m].group == "num" and raw[k].low == "per":
                 count, m = parse_number(raw[m].text), m + 1
             u = UNITS.get(self.low(m))
-            singular = self.low(m) in ("second", "minute", "hour", "day", "week", "month", "year", "sec", "min")
+            singular = self.low(m) in SINGLE_PERIODS and not self.period_part(m)
             if u is not None and u.dim in ("time", "cal") and u.spaced and (raw[k].low == "per" or singular):
                 self.forced_func.update(range(k, m + 1))
                 self.push_qty(start, end, self.as_rate(q, count, u))
