@@ -33,6 +33,7 @@ from crp_core.stages.contradictions.lexicon import (
     YEAR_MIN,
     Unit,
 )
+from crp_core.stages.contradictions.nuclides import nuclide_key
 from crp_core.stages.contradictions.tokens import (
     NUM_RE,
     DateValue,
@@ -520,9 +521,8 @@ class NumberLexer(LexerBase):
         if u is not None and u.glued:
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)
-        self.out.append(
-            Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),), sub="ident")
-        )
+        key = nuclide_key(r.low) or r.low  # "18F" = "F-18"
+        self.out.append(Token(r.text, r.start, r.end, ENTITY, key, parts=((key, r.text, r.start, r.end),), sub="ident"))
         return i + 1
 
     # ---- words ----------------------------------------------------------------------------------
