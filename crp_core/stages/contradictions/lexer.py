@@ -32,13 +32,14 @@ from crp_core.stages.contradictions.lexicon import (
     POLAR,
     POLARITY,
     PREDICATIVE_BEFORE,
+    SINGLE_PERIODS,
     TIMES_WORDS,
     UNITS,
     WEEKDAYS,
     WORD,
     negated_base,
 )
-from crp_core.stages.contradictions.quantities import FRACTION_PARTS, HALVED_DIMS, SINGLE_PERIODS, VULGAR_FRACTIONS
+from crp_core.stages.contradictions.quantities import FRACTION_PARTS, HALVED_DIMS, VULGAR_FRACTIONS
 from crp_core.stages.contradictions.shares import ShareLexer
 from crp_core.stages.contradictions.tokens import (
     DateValue,

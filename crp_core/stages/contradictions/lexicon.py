@@ -502,6 +502,11 @@ CURRENCY_WORDS = {
     "yen": "JPY",
 }
 #: frequency adverbs: a rate of one per unit ("backups run daily")
+#: the periods a frequency or a rate names without a count ("every month", "£40 a quarter"): the clock and calendar
+#: units and the periods named by words of their own (a fortnight is 14 days, a quarter 3 months; units.tsv)
+SINGLE_PERIODS = frozenset(
+    ["second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "fortnight", "quarter", "decade"]
+)
 FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0, "fortnightly": 1209600.0}
 RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
 ABBREVIATIONS = frozenset(

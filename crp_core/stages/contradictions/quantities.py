@@ -25,6 +25,7 @@ from crp_core.stages.contradictions.lexicon import (
     RATE_MARKERS,
     SCALE_SUFFIX,
     SCALE_WORDS,
+    SINGLE_PERIODS,
     TIMES_WORDS,
     UNITS,
     WORD,
@@ -85,12 +86,6 @@ ADVERB_PERIODS = {
     "yearly": "year",
     "annually": "year",
 }
-#: the calendar periods one of which a frequency or a rate names without a count ("every month", "£40 a quarter"):
-#: the clock and calendar units, and the periods named by words of their own (a fortnight is 14 days, a quarter 3
-#: months, a decade 10 years; units.tsv)
-SINGLE_PERIODS = frozenset(
-    ["second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "fortnight", "quarter", "decade"]
-)
 #: temperature scales after a degree sign or "degrees" (each read in kelvin)
 TEMPERATURE_SCALES = {"c": "c", "celsius": "c", "centigrade": "c", "f": "f", "fahrenheit": "f"}
 #: how far a converted temperature may be from the other figure and still be equal (kelvin)
@@ -416,8 +411,7 @@ class NumberLexer(LexerBase):
         return j
 
     def period_part(self, i: int) -> bool:
-        """Is the named period at raw ``i`` a fraction of the unit after it ("a quarter hour", "a quarter of an
-        hour"), not a period of its own?"""
+        """Is the period at raw ``i`` a fraction of the unit after it ("a quarter hour", "a quarter of an hour")?"""
         nxt = self.low(i + 1)
         after = self.low(i + 3) if nxt == "of" and self.low(i + 2) in ("a", "an") else nxt
         u = UNITS.get(after)
