@@ -32,6 +32,7 @@ from crp_core.stages.contradictions.lexicon import (
     POLAR,
     POLARITY,
     PREDICATIVE_BEFORE,
+    SINGLE_PERIODS,
     TIMES_WORDS,
     UNITS,
     WEEKDAYS,
@@ -304,8 +305,8 @@ class Lexer(ShareLexer):
             u = UNITS[nxt]
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, raw[i + 1].end, i + 2, 1.0, 1.0, "1", u, bound, bstart, i)
-        if low in ("every", "each") and nxt in ("second", "minute", "hour", "day", "week", "month", "year", "night"):
-            u = UNITS["day" if nxt == "night" else nxt]
+        if low in ("every", "each") and (nxt == "night" or nxt in SINGLE_PERIODS and not self.period_part(i + 1)):
+            u = UNITS["day" if nxt == "night" else nxt]  # "every quarter" is every 3 months, "each fortnight" 14 days
             out.append(Token(s, r.start, r.end, FUNC, low))
             return self.unit_qty(raw[i + 1].start, raw[i + 1].end, i + 2, 1.0, 1.0, "1", u, 0, -1, i)
         if low in FREQ_ADVERBS or low in ("monthly", "yearly", "annually", "quarterly"):

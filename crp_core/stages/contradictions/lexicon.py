@@ -195,6 +195,10 @@ PREFIX_EXCEPTIONS = _load_words("prefix_exceptions.txt")
 PREFIX_EXCEPTION_STEMS = frozenset(stem(w) for w in PREFIX_EXCEPTIONS)
 #: negating prefixes and the letters their base may start with ("" = any letter: "in-house" is none)
 NEG_PREFIXES = (("non-", ""), ("non", ""), ("un", ""), ("dis", ""), ("im", "pbm"), ("il", "l"), ("ir", "r"), ("in", ""))
+#: prefixes of their own that begin like a negating one: "inter-" (between: "interrupted", "interlock") and
+#: "under-" ("underground", "undercooked") turn nothing around; "interminable" is "in-" + "terminable"
+OTHER_PREFIXES = ("inter", "under")
+OTHER_PREFIX_NEGATIONS = frozenset(["interminable", "interminably"])
 #: the shortest base a negating prefix may take ("unable" has none: it is a cue)
 PREFIX_BASE_MIN = 4
 #: the negating suffixes ("barbless": without barbs, "dairy-free": without dairy) and the shortest base they take
@@ -208,6 +212,8 @@ def negated_base(low: str) -> str:
     """The base a negating prefix turns around ("unaffected" -> "affected", "non-refundable" ->
     "refundable"), or "" when the word has none or is an exception."""
     if low in PREFIX_EXCEPTIONS or not low[:1].isalpha() or stem(low) in PREFIX_EXCEPTION_STEMS:
+        return ""
+    if low.startswith(OTHER_PREFIXES) and low not in OTHER_PREFIX_NEGATIONS:
         return ""
     for prefix, starts in NEG_PREFIXES:
         if low.startswith(prefix):
@@ -496,7 +502,12 @@ CURRENCY_WORDS = {
     "yen": "JPY",
 }
 #: frequency adverbs: a rate of one per unit ("backups run daily")
-FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0}
+#: the periods a frequency or a rate names without a count ("every month", "£40 a quarter"): the clock and calendar
+#: units and the periods named by words of their own (a fortnight is 14 days, a quarter 3 months; units.tsv)
+SINGLE_PERIODS = frozenset(
+    ["second", "minute", "hour", "day", "week", "month", "year", "sec", "min", "fortnight", "quarter", "decade"]
+)
+FREQ_ADVERBS = {"hourly": 3600.0, "daily": 86400.0, "nightly": 86400.0, "weekly": 604800.0, "fortnightly": 1209600.0}
 RATE_MARKERS = frozenset({"per", "a", "an", "each", "every"})
 ABBREVIATIONS = frozenset(
     [
@@ -546,21 +557,8 @@ CAPS_WORDS = frozenset(
 )
 #: clause-opening words: a new clause starts here (the word itself is a break token)
 CLAUSE_WORDS = frozenset(
-    [
-        "and",
-        "or",
-        "but",
-        "while",
-        "whereas",
-        "although",
-        "though",
-        "unless",
-        "which",
-        "where",
-        "when",
-        "whenever",
-        "because",
-    ]
+    ["and", "or", "but", "while", "whereas", "although", "though", "unless", "which", "where", "when"]
+    + ["whenever", "because"]
 )
 #: words skipped when looking for the word a negation governs ("does not always apply")
 SCOPE_SKIP = FUNCTION_WORDS | {"yet", "necessarily", "currently", "longer"}

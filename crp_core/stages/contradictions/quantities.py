@@ -25,6 +25,7 @@ from crp_core.stages.contradictions.lexicon import (
     RATE_MARKERS,
     SCALE_SUFFIX,
     SCALE_WORDS,
+    SINGLE_PERIODS,
     TIMES_WORDS,
     UNITS,
     WORD,
@@ -33,6 +34,7 @@ from crp_core.stages.contradictions.lexicon import (
     YEAR_MIN,
     Unit,
 )
+from crp_core.stages.contradictions.nuclides import nuclide_key
 from crp_core.stages.contradictions.tokens import (
     NUM_RE,
     DateValue,
@@ -408,6 +410,13 @@ class NumberLexer(LexerBase):
         self.push_qty(start, end, q)
         return j
 
+    def period_part(self, i: int) -> bool:
+        """Is the period at raw ``i`` a fraction of the unit after it ("a quarter hour", "a quarter of an hour")?"""
+        nxt = self.low(i + 1)
+        after = self.low(i + 3) if nxt == "of" and self.low(i + 2) in ("a", "an") else nxt
+        u = UNITS.get(after)
+        return self.low(i) == "quarter" and u is not None and u.dim in ("time", "cal")
+
     def rate_or_push(self, start: int, end: int, j: int, q: Quantity, first: int) -> int:
         """ "150 requests per second", "EUR 20 per month", "2 GB a day": a rate of the quantity."""
         raw, n = self.raw, len(self.raw)
@@ -441,7 +450,7 @@ class NumberLexer(LexerBase):
             if m < n and raw[m].group == "num" and raw[k].low == "per":
                 count, m = parse_number(raw[m].text), m + 1
             u = UNITS.get(self.low(m))
-            singular = self.low(m) in ("second", "minute", "hour", "day", "week", "month", "year", "sec", "min")
+            singular = self.low(m) in SINGLE_PERIODS and not self.period_part(m)
             if u is not None and u.dim in ("time", "cal") and u.spaced and (raw[k].low == "per" or singular):
                 self.forced_func.update(range(k, m + 1))
                 self.push_qty(start, end, self.as_rate(q, count, u))
@@ -506,9 +515,8 @@ class NumberLexer(LexerBase):
         if u is not None and u.glued:
             bound, bstart = self.bound_before(i)
             return self.unit_qty(r.start, r.end, i + 1, base, 1.0, exact, u, bound, bstart, i)
-        self.out.append(
-            Token(r.text, r.start, r.end, ENTITY, r.low, parts=((r.low, r.text, r.start, r.end),), sub="ident")
-        )
+        key = nuclide_key(r.low) or r.low  # "18F" = "F-18"
+        self.out.append(Token(r.text, r.start, r.end, ENTITY, key, parts=((key, r.text, r.start, r.end),), sub="ident"))
         return i + 1
 
     # ---- words ----------------------------------------------------------------------------------

@@ -409,11 +409,37 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(stem(w) for t in analyse(text).tokens for w in _LETTERS.findall(t.text.lower()))
 
 
+#: words that name the units of a thing beyond the first or the included ones ("each additional class", "every
+#: further journey"), after a distributive determiner
+MARGINAL_WORDS = frozenset(["additional", "further", "extra", "subsequent"])
+_DISTRIBUTIVE = frozenset(["each", "every", "any", "per"])
+
+
+def _marginal(d: Doc) -> bool:
+    """Does the text price or count the units of a thing beyond the first ("Each additional class costs £50",
+    "any further journeys that day are free")?"""
+    words = [t.text.lower() for t in d.tokens]
+    return any(w in _DISTRIBUTIVE and nxt in MARGINAL_WORDS for w, nxt in zip(words, words[1:]))
+
+
+def _margin_word(d: Doc) -> bool:
+    return any(t.text.lower() in MARGINAL_WORDS for t in d.tokens)
+
+
+def marginal_unit(da: Doc, db: Doc) -> bool:
+    """Does one text state the value of each unit beyond the first ("Each additional class costs £50 to renew") and
+    the other none of those words ("The renewal fee for one class is £200")? Then the texts state the values of two
+    kinds of one thing: the first or the whole, and each one more. Both texts naming the further units
+    ("each additional class" / "every further class") keep their diffs."""
+    return (_marginal(da) and not _margin_word(db)) or (_marginal(db) and not _margin_word(da))
+
+
 def opposed(da: Doc, db: Doc) -> bool:
     """Does each text state one of a pair of opposed qualifiers and not the other ("Junior members ..." / "Senior
-    members ...")? Then the texts speak of two kinds of one thing."""
+    members ...")? Then the texts speak of two kinds of one thing; so do a thing and each further unit of it
+    (:func:`marginal_unit`)."""
     wa, wb = _stems(da.text), _stems(db.text)
-    return any(
+    return marginal_unit(da, db) or any(
         (x in wa) != (x in wb) and (y in wa) != (y in wb) and (x in wa) != (y in wa) for x, y in OPPOSED_QUALIFIERS
     )
 

@@ -24,6 +24,7 @@ from crp_core.stages.contradictions.lexicon import (
     is_identifier,
     stem,
 )
+from crp_core.stages.contradictions.nuclides import nuclide_key
 
 # ================================================================================================
 # Tokens
@@ -202,6 +203,9 @@ def entity_sub(s: str, low: str, sent_start: bool, poss: bool) -> str:
 
 
 def entity_key(low: str, sub: str) -> str:
+    nuclide = nuclide_key(low) if sub in ("ident", "name") else ""
+    if nuclide:
+        return nuclide  # "I-131" = "Iodine-131" = "131I"
     if sub == "lex":
         return ENTITY_LEXICON[low].canonical
     if sub in ("name", "weak"):
