@@ -85,31 +85,65 @@ def components(n: int, edges: Sequence[tuple[int, int, float]]) -> list[list[int
     return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 
 
+#: the width right of the largest component (x from REST_X0) where the other components are placed
+REST_X0, REST_WIDTH = 1.2, 2.0
+#: the largest cell of an isolated node's grid (a lone node stays next to the main component)
+SINGLE_CELL = 0.5
+
+
 def spring_layout(n: int, edges: Sequence[tuple[int, int, float]], *, iterations: int = 100) -> np.ndarray:
     """Deterministic layout of ``n`` nodes: each connected component laid out by stress
-    majorisation on hop distances; the largest fills [-1, 1]^2, the others sit
-    in a grid of smaller cells to its right (x in (1.2, ...)), so an isolated node never squeezes
-    the main component."""
+    majorisation on hop distances; the largest fills [-1, 1]^2, the others sit to its right
+    (x in (1.2, 3.2)): the components of two nodes or more in a column of squares whose sides follow
+    their node counts, the isolated nodes in a grid beside it, so neither an isolated node squeezes the
+    main component nor a crowd of isolated nodes squeezes a second cluster."""
     if n == 0:
         return np.zeros((0, 2))
     comps = components(n, edges)
     pos = np.zeros((n, 2))
     biggest = len(comps[0])
-    rest = comps[1:]
-    per_col = max(1, math.ceil(math.sqrt(len(rest) * 2))) if rest else 1
-    cell = 2.0 / per_col
-    for c, members in enumerate(comps):
+    layouts = []
+    for members in comps:
         local = {v: i for i, v in enumerate(members)}
         sub = [(local[i], local[j], w) for i, j, w in edges if i in local and j in local]
-        p = _stress_layout(len(members), sub, iterations)
-        if c == 0:
-            pos[members] = p
-            continue
-        r = max(0.15, 0.9 * math.sqrt(len(members) / biggest)) * cell / 2
-        col, row = divmod(c - 1, per_col)
-        centre = np.array([1.2 + cell / 2 + col * cell, 1.0 - cell / 2 - row * cell])
-        pos[members] = centre + r * p
+        layouts.append(_stress_layout(len(members), sub, iterations))
+    pos[comps[0]] = layouts[0]
+    groups = [(m, p) for m, p in zip(comps[1:], layouts[1:]) if len(m) > 1]
+    singles = [m[0] for m in comps[1:] if len(m) == 1]
+    width = _place_groups(pos, groups, biggest)
+    _place_singles(pos, singles, REST_X0 + width, REST_WIDTH - width)
     return pos
+
+
+def _place_groups(pos: np.ndarray, groups: Sequence[tuple[list[int], np.ndarray]], biggest: int) -> float:
+    """Components of two nodes or more stacked from the top in a column right of the largest: each in a
+    square of side 2 sqrt(size / biggest) (as large as the largest when as big), all scaled down together to
+    fit the column's height of 2; returns the column's width (0 without such components)."""
+    if not groups:
+        return 0.0
+    sides = [2.0 * math.sqrt(len(m) / biggest) for m, _ in groups]
+    scale = min(1.0, 2.0 / sum(sides), 0.75 * REST_WIDTH / max(sides))
+    width, top = max(sides) * scale, 1.0
+    for (members, p), side in zip(groups, sides):
+        side *= scale
+        centre = np.array([REST_X0 + width / 2, top - side / 2])
+        pos[members] = centre + 0.42 * side * p  # a margin inside the square for the labels
+        top -= side
+    return width
+
+
+def _place_singles(pos: np.ndarray, singles: Sequence[int], x0: float, width: float) -> None:
+    """Isolated nodes in a grid of square cells (at most :data:`SINGLE_CELL` wide) within ``width`` x 2 from
+    (x0, 1), row by row."""
+    if not singles:
+        return
+    width = max(width, 0.4)
+    cols = max(1, math.ceil(math.sqrt(len(singles) * width / 2.0)))
+    rows = math.ceil(len(singles) / cols)
+    cell = min(width / cols, 2.0 / rows, SINGLE_CELL)
+    for k, v in enumerate(singles):
+        row, col = divmod(k, cols)
+        pos[v] = (x0 + cell / 2 + col * cell, 1.0 - cell / 2 - row * cell)
 
 
 #: where a node's label may sit, in the order tried when two places cost the same (plotly textposition), and

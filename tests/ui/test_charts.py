@@ -584,3 +584,20 @@ def test_the_network_builds_each_label_once(monkeypatch):
     assert sorted(calls) == ["A", "B", "C"]
     drawn = [t for t in fig.data if t.mode == "markers+text"]
     assert [list(t.text) for t in drawn] == [["A", "B"], ["C<br>bridge value 1.25"]]
+
+
+def test_a_second_cluster_keeps_its_room_beside_many_isolated_nodes():
+    """A 6-node main component, a 5-node cluster, a pair and 7 isolated nodes (a demo rehearsal's transit KB:
+    the fare cluster was drawn in a corner a sixth of the main one's width, its labels on top of each other).
+    The cluster spans at least half the main component's width; every node right of the main square; no two
+    nodes closer than 0.2; the whole drawing within x <= 3.2."""
+    main = [(0, 1, 0.8), (1, 2, 0.8), (2, 3, 0.8), (3, 4, 0.8), (4, 5, 0.8), (0, 2, 0.7), (1, 3, 0.7)]
+    cluster = [(6, 7, 0.8), (7, 8, 0.8), (8, 9, 0.8), (9, 10, 0.8), (6, 8, 0.7), (7, 9, 0.7), (6, 10, 0.7)]
+    p = charts.spring_layout(20, [*main, *cluster, (11, 12, 0.9)])
+    assert np.ptp(p[6:11], axis=0).min() >= 0.5 * np.ptp(p[:6], axis=0).max()
+    assert (p[6:, 0] > 1.0).all() and p[:, 0].max() <= 3.2 and np.abs(p[:, 1]).max() <= 1.0
+    d = np.linalg.norm(p[:, None] - p[None], axis=-1)[np.triu_indices(20, 1)]
+    assert d.min() > 0.2
+    # a lone isolated node stays next to the main square
+    lone = charts.spring_layout(7, [(i, j, 0.9) for i in range(6) for j in range(i + 1, 6)])
+    assert 1.0 < lone[6, 0] <= 1.7
