@@ -111,12 +111,23 @@ def test_the_server_survives_every_hostile_upload(browser: Any, fresh_server: st
             open_page(page, "/breakdown")  # another page of the same server, after the upload
             assert "Score breakdown" in main_text(page)
             open_page(page, "/overview")
-        scenario = tmp_path / "big_scenario.json"
-        scenario.write_text(json.dumps({"query": {"text": "q", "embedding": [0.123456] * 2_000_000}}))
+        # a scenario over the readers' 16 MiB that the browser lets through (its cap is the whole MB above it,
+        # 17 MB): the app refuses it; one over 17 MB the browser refuses before it is sent
         page.locator('[data-testid="stSidebar"] [data-testid="stExpander"] summary:has-text("Scenario")').click()
-        page.locator(SCENARIO_UPLOADER).set_input_files(str(scenario))
+        near = tmp_path / "near_limit_scenario.json"
+        near.write_text(json.dumps({"query": {"text": "q", "embedding": [0.123456] * 1_685_000}}))
+        assert 16 * 2**20 < near.stat().st_size < 17 * 10**6
+        page.locator(SCENARIO_UPLOADER).set_input_files(str(near))
         wait_idle(page)
         assert_no_exception(page)
         assert "The previous scenario stays active" in page.locator('[data-testid="stSidebar"]').inner_text()
+        big = tmp_path / "big_scenario.json"
+        big.write_text(json.dumps({"query": {"text": "q", "embedding": [0.123456] * 2_000_000}}))
+        page.locator(SCENARIO_UPLOADER).set_input_files(str(big))
+        wait_idle(page)
+        assert_no_exception(page)
+        sidebar = page.locator('[data-testid="stSidebar"]').inner_text()
+        screenshot(page, "hostile_upload_big_scenario")
+        assert "17.0MB or smaller" in sidebar or "17MB or smaller" in sidebar, sidebar[-800:]
         open_page(page, "/envelope")
         assert "Envelope" in main_text(page)
