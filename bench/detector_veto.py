@@ -37,13 +37,11 @@ Method, fixed before the test batches were scored:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,6 +50,7 @@ if sys.path[0] != ROOT:
     sys.path.insert(0, ROOT)
 
 from bench import detector as bench  # noqa: E402
+from bench import detector_learned  # noqa: E402
 from crp_core.records import ValueConflict  # noqa: E402
 from crp_core.stages.contradictions.candidates import FEATURE_NAMES, Candidate, pair_features  # noqa: E402
 from crp_core.stages.contradictions.clauses import analyse  # noqa: E402
@@ -84,18 +83,7 @@ CAND_NAMES = tuple(n for n in FEATURE_NAMES if n not in PAIR_NAMES)
 VETO_NAMES = (*RULE_NAMES, *PAIR_NAMES, *("c_" + n for n in CAND_NAMES))
 
 
-def _tool() -> ModuleType:
-    """tools/train_detector.py, loaded as a module (tools/ is no package)."""
-    spec = importlib.util.spec_from_file_location(
-        "tools_train_detector", os.path.join(ROOT, "tools", "train_detector.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-trainer = _tool()
+trainer = detector_learned.trainer  # tools/train_detector.py, as the learned bench loads it
 
 
 # ------------------------------------------------------------------------------------------------
