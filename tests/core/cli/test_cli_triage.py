@@ -862,39 +862,16 @@ def test_a_decision_without_based_on_over_a_colleagues_says_so(capsys, tmp_path)
     """Two operators in two shells, neither naming --based-on: both are recorded (the log keeps every entry),
     and the second is told it replaced the first (a walk-through's two decisions 86 ms apart passed in silence)."""
     db = str(tmp_path / "d.sqlite")
-    code, _out, err = cli(capsys, "record", "--db", db, "--pair", "F1", "F2", "--kind", "dismiss", "--operator", "tom")
-    assert code == 0 and "recorded over" not in err
-    code, _out, err = cli(
-        capsys,
-        "record",
-        "--db",
-        db,
-        "--pair",
-        "F1",
-        "F2",
-        "--kind",
-        "override",
-        "--winner",
-        "F1",
-        "--operator",
-        "maria",
+
+    def on_f1_f2(*argv: str) -> str:
+        """``triage record`` on the pair F1, F2: its stderr, once it succeeded."""
+        code, _out, err = cli(capsys, "record", "--db", db, "--pair", "F1", "F2", *argv)
+        assert code == 0, err
+        return err
+
+    assert "recorded over" not in on_f1_f2("--kind", "dismiss", "--operator", "tom")
+    err = on_f1_f2("--kind", "override", "--winner", "F1", "--operator", "maria")
+    assert "note: recorded over #1 by tom (dismiss), which you did not name with --based-on" in err
+    assert "recorded over" not in on_f1_f2(
+        "--kind", "override", "--winner", "F2", "--operator", "maria", "--based-on", "2"
     )
-    assert code == 0 and "note: recorded over #1 by tom (dismiss), which you did not name with --based-on" in err
-    code, _out, err = cli(
-        capsys,
-        "record",
-        "--db",
-        db,
-        "--pair",
-        "F1",
-        "F2",
-        "--kind",
-        "override",
-        "--winner",
-        "F2",
-        "--operator",
-        "maria",
-        "--based-on",
-        "2",
-    )
-    assert code == 0 and "recorded over" not in err
