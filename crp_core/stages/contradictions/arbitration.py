@@ -158,8 +158,7 @@ def note_for(fact_a: Fact, fact_b: Fact) -> str:
 def authority_winner(pair: ConflictPair, config: CRPConfig) -> str | None:
     """The winner of ``pair`` by authority alone (SPEC-027 §2.3), None for a tie (§2.5): what an
     operator's "accept" records."""
-    arb = arbitrate(pair.authority[pair.fact_a], pair.authority[pair.fact_b], config, None, None)
-    return None if arb.tied else arb.kept[0]
+    return _winner(pair.authority[pair.fact_a], pair.authority[pair.fact_b], config)
 
 
 def winner_by_authority(kb: KnowledgeBase, a: str, b: str, config: CRPConfig, now: datetime) -> str | None:
@@ -170,5 +169,10 @@ def winner_by_authority(kb: KnowledgeBase, a: str, b: str, config: CRPConfig, no
     ia, ib = kb.index_of(a), kb.index_of(b)
     auth_a = authority_of(kb.facts[ia], float(factor[ia]), config)
     auth_b = authority_of(kb.facts[ib], float(factor[ib]), config)
-    arb = arbitrate(auth_a, auth_b, config, None, None)
+    return _winner(auth_a, auth_b, config)
+
+
+def _winner(a: Authority, b: Authority, config: CRPConfig) -> str | None:
+    """The fact of higher authority, None for a tie: arbitration with no operator decision."""
+    arb = arbitrate(a, b, config, None, None)
     return None if arb.tied else arb.kept[0]
