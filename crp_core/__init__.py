@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.suite import Suite, SuiteScenario, check_suite, load_suite, suite_from_files
     from crp_core.analysis.suite_before_after import SuiteBeforeAfter, suite_before_after
     from crp_core.analysis.sweep import (
-        SweepPoint, SweepResult, check_key, current_value, is_bool_key, is_integer_key, linspace_values, sweep,
+        SweepPoint, SweepResult, check_key, current_value, is_bool_key, is_integer_key, sweep,
         sweepable_keys
     )
     from crp_core.analysis.sweep_grid import (
@@ -317,7 +317,6 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "current_value",
         "is_bool_key",
         "is_integer_key",
-        "linspace_values",
         "sweepable_keys",
     ),
     "crp_core.analysis.tune": (
@@ -494,7 +493,7 @@ __all__ = [
     "headers", "GateFailure", "build_html_report", "known_conflicts", "METRICS", "MetricInfo", "RANKING_METRICS",
     "SelectionKnownConflicts", "RowChecks", "KnownSource",
     "scan_config_key", "CHECK_CONFIG_FIELDS", "DEFAULT_CHECK_WORKERS", "load_checked", "save_checked",
-    "has_sdk_data", "check_key", "current_value", "is_bool_key", "is_integer_key", "linspace_values",
+    "has_sdk_data", "check_key", "current_value", "is_bool_key", "is_integer_key",
     "sweepable_keys", "Param", "default_space", "NEVER_RETRIEVED", "SCALAR_KEYS", "TABLE_KEYS", "choices", "describe",
     "origin", "valid_range", "EmbeddingCancelled", "default_embedder", "embedder_for", "EmbeddingProgress",
     "JobRegistry", "PreparationJob", "ProgressSnapshot", "DecisionError", "MARKABLE_STATUSES", "MAX_NOTE_CHARS",
