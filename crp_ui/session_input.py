@@ -43,8 +43,7 @@ from crp_core import (
 
 from . import cache, render, state
 from .session import Refusal
-from .sidebar_ckf import browser_upload_cap
-from .theme import UPLOAD_BOX
+from .sidebar_ckf import capped_uploader
 
 #: the page's widget and session keys start with this
 K = "crp.page.session."
@@ -234,14 +233,15 @@ def _forget(*keys: str) -> None:
 
 # ---- the upload section --------------------------------------------------------------------------
 def _audit_uploader(key: str, limit: int) -> None:
-    st.file_uploader(
-        f"Audit trail (.jsonl), optionally with its .anchor.json (at most {render.limit_text(limit)} each)",
+    capped_uploader(
+        "-audit",
+        "Audit trail (.jsonl), optionally with its .anchor.json (at most {limit} each)",
+        limit,
         type=AUDIT_TYPES,
         accept_multiple_files=True,
         key=key,
         on_change=_on_audit,
         args=(key,),
-        max_upload_size=browser_upload_cap(limit),
         help="The SDK keeps <session>.audit.jsonl and <session>.audit.jsonl.anchor.json in its crp_sessions/ "
         "folder; export_jsonl(include_transcripts=True) also gives each window's question.",
     )
@@ -250,8 +250,7 @@ def _audit_uploader(key: str, limit: int) -> None:
 def _audit_column() -> None:
     limit = state.upload_limit()
     key = f"{K}audit.{state.gen('session_audit')}"
-    with st.container(key=f"{UPLOAD_BOX}-audit"):  # hides the uploader's own "<n>MB per file" line
-        _audit_uploader(key, limit)
+    _audit_uploader(key, limit)
     got = loaded_trail()
     loaded = None
     if got is not None:
@@ -263,8 +262,7 @@ def _audit_column() -> None:
 def _closing_column() -> None:
     key = f"{K}closing.{state.gen('session_closing')}"
     limit = state.upload_limit()
-    with st.container(key=f"{UPLOAD_BOX}-closing"):  # hides the uploader's own "<n>MB per file" line
-        _closing_uploader(key, limit)
+    _closing_uploader(key, limit)
     got = closing_snapshot()
     loaded = None if got is None else f"Loaded: **{render.md_escape(got.name)}** · {len(got.kb):,} facts"
     _upload_outcome("snapshot", loaded, (K_CLOSING, K_CLOSING_REFUSAL), K + "forget_closing")
@@ -284,10 +282,11 @@ def _upload_outcome(thing: str, loaded: str | None, keys: tuple[str, str], butto
 
 
 def _closing_uploader(key: str, limit: int) -> None:
-    st.file_uploader(
-        f"The session's closing snapshot (<session>.json), optional (at most {render.limit_text(limit)})",
+    capped_uploader(
+        "-closing",
+        "The session's closing snapshot (<session>.json), optional (at most {limit})",
+        limit,
         type=["json"],
-        max_upload_size=browser_upload_cap(limit),
         key=key,
         on_change=_on_closing,
         args=(key,),

@@ -8,6 +8,7 @@ active and is shown with every problem the loader found.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import streamlit as st
 
@@ -34,6 +35,16 @@ def browser_upload_cap(limit: int) -> int:
     Windows), so the smallest whole number of 10**6 bytes at or above the limit; a file between the
     limit and this cap reaches the app and is refused with a clear message."""
     return max(1, math.ceil(limit / 10**6))
+
+
+def capped_uploader(box: str, label: str, limit: int, **kwargs: Any) -> Any:
+    """``st.file_uploader`` of files of at most ``limit`` bytes: ``label`` with ``{limit}`` replaced by the limit
+    in the dashboard's unit (:func:`limit_text`), the browser capped just above it (:func:`browser_upload_cap`),
+    inside the container ``UPLOAD_BOX + box``, whose class hides Streamlit's own "<n>MB per file" line."""
+    with st.container(key=UPLOAD_BOX + box):
+        return st.file_uploader(
+            label.format(limit=limit_text(limit)), max_upload_size=browser_upload_cap(limit), **kwargs
+        )
 
 
 def _on_sample_change(key: str) -> None:
@@ -123,15 +134,15 @@ def _sample_picker() -> None:
 def _uploader() -> None:
     limit = state.upload_limit()
     ukey = widget_key("upload", "ckf")
-    with st.container(key=UPLOAD_BOX):  # its CSS class hides the uploader's own "<n>MB per file" line
-        st.file_uploader(
-            f"…or upload a CKF (JSONL / JSON / CSV / Parquet, at most {limit_text(limit)})",
-            type=UPLOAD_TYPES,
-            key=ukey,
-            max_upload_size=browser_upload_cap(limit),
-            on_change=_on_upload,
-            args=(ukey,),
-        )
+    capped_uploader(
+        "",
+        "…or upload a CKF (JSONL / JSON / CSV / Parquet, at most {limit})",
+        limit,
+        type=UPLOAD_TYPES,
+        key=ukey,
+        on_change=_on_upload,
+        args=(ukey,),
+    )
     configured = state.get_config().ckf_max_bytes
     if limit < configured:
         st.caption(

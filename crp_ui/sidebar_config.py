@@ -28,8 +28,7 @@ from crp_core import (
 )
 
 from . import render, state
-from .sidebar_ckf import browser_upload_cap
-from .theme import UPLOAD_BOX
+from .sidebar_ckf import capped_uploader
 from .widgets import fixed_frame, is_blank, lazy_expander, widget_key
 
 if TYPE_CHECKING:
@@ -262,13 +261,9 @@ def _files() -> None:
         mime="application/toml",
         key="crp.w.config.download",
     )
-    with st.container(key=f"{UPLOAD_BOX}-config"):  # hides the uploader's own "<n>MB per file" line
-        up = st.file_uploader(
-            f"Load a config (TOML, at most {render.limit_text(MAX_CONFIG_BYTES)})",
-            type=["toml"],
-            key="crp.w.config.upload",
-            max_upload_size=browser_upload_cap(MAX_CONFIG_BYTES),
-        )
+    up = capped_uploader(
+        "-config", "Load a config (TOML, at most {limit})", MAX_CONFIG_BYTES, type=["toml"], key="crp.w.config.upload"
+    )
     if up is None or state.recall(UPLOAD_SEEN) == up.file_id:
         return
     state.remember(UPLOAD_SEEN, up.file_id)

@@ -17,8 +17,7 @@ import streamlit as st
 from crp_core import MAX_SCENARIO_BYTES, Scenario, dump_scenario, scenario_to_dict
 
 from . import render, state
-from .sidebar_ckf import browser_upload_cap
-from .theme import UPLOAD_BOX
+from .sidebar_ckf import capped_uploader
 from .widgets import fixed_frame, is_blank, lazy_expander, widget_key
 
 #: key of the Scenario expander's open state (tests open it through this)
@@ -138,13 +137,13 @@ def _pick_or_upload() -> None:
     if why is not None:
         where = render.md_escape(state.scenarios_dir())
         st.warning(f"The scenarios in {where} cannot be offered: {render.md_escape(why)}.")
-    with st.container(key=f"{UPLOAD_BOX}-scenario"):  # hides the uploader's own "<n>MB per file" line
-        up = st.file_uploader(
-            f"Load a scenario (JSON / TOML, at most {render.limit_text(MAX_SCENARIO_BYTES)})",
-            type=["json", "toml"],
-            key="crp.w.scenario.upload",
-            max_upload_size=browser_upload_cap(MAX_SCENARIO_BYTES),
-        )
+    up = capped_uploader(
+        "-scenario",
+        "Load a scenario (JSON / TOML, at most {limit})",
+        MAX_SCENARIO_BYTES,
+        type=["json", "toml"],
+        key="crp.w.scenario.upload",
+    )
     if up is not None and state.recall(UPLOAD_SEEN) != up.file_id:
         state.remember(UPLOAD_SEEN, up.file_id)
         if state.load_scenario_upload(up.getvalue(), up.name):
