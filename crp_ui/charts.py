@@ -40,6 +40,7 @@ from .graph_layout import components, spring_layout
 from .recency_chart import (
     CURVE_SPAN_POINTS,
     MARKER_HOVER,
+    NO_FACT_SUFFIX,
     RECENCY_COLUMNS,
     curve_ttls,
     recency_chart,
@@ -265,6 +266,7 @@ __all__ = [
     "LAYOUT",
     "MARKER_HOVER",
     "NODE_MARKS",
+    "NO_FACT_SUFFIX",
     "NOTE_COLOUR",
     "authority_bars",
     "OUTCOME_COLOURS",

@@ -44,6 +44,8 @@ MARKER_HOVER = (
 )
 #: a fact whose status is STALE: expired whatever its age
 STALE_COLOUR = EXPIRED
+#: the legend name's ending of a curve no scored fact lies on (drawn only when clicked in the legend)
+NO_FACT_SUFFIX = " (no fact here)"
 #: the legend entries of the marker fills
 STATE_KEY = {"fresh": "fresh fact", "ageing": "ageing fact", "expired": "expired fact"}
 
@@ -130,27 +132,34 @@ def _fact_markers(
 def _curve_traces(
     on_curve: pd.DataFrame, curves: list[tuple[float, str]], max_age: float, config: CRPConfig, *, log_x: bool, n: int
 ) -> list[dict[str, Any]]:
-    """Each TTL's curve, then the markers of the facts on it."""
+    """Each TTL's curve, then the markers of the facts on it.
+
+    A curve no scored fact lies on (a source type the knowledge base does not hold) stays in the legend,
+    named so, but is not drawn until the reader clicks it (``visible="legendonly"``): the chart shows the
+    curves of this run first. When no fact lies on any curve, every curve is drawn."""
     stale_floor, fresh_fraction = float(config.stale_floor), float(config.fresh_fraction)
     ttl_col = on_curve["ttl_days"].fillna(math.inf).to_numpy(dtype=float)
+    ons = [(np.isinf(ttl_col) if math.isinf(ttl) else np.isclose(ttl_col, ttl)) for ttl, _ in curves]
+    any_on = any(on.any() for on in ons)
     traces: list[dict[str, Any]] = []
-    for k, (ttl, label) in enumerate(curves):
+    for k, ((ttl, label), on) in enumerate(zip(curves, ons)):
         colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
         ages = _curve_ages(ttl, max_age, log_x, n, fresh_fraction)
         ys = recency_curve_points(ttl, ages, stale_floor=stale_floor, fresh_fraction=fresh_fraction)
+        hidden = any_on and not on.any()
         traces.append(
             dict(
                 type="scatter",
                 x=ages.astype(np.float32),
                 y=ys.astype(np.float32),
                 mode="lines",
-                name=esc(label),
+                name=esc(label) + (NO_FACT_SUFFIX if hidden else ""),
                 legendgroup=str(k),
                 line=dict(color=colour, width=2),
                 hovertemplate=f"{esc(label)}<br>age %{{x:.1f}} d → %{{y:.3f}}<extra></extra>",
+                visible="legendonly" if hidden else True,
             )
         )
-        on = (np.isinf(ttl_col) & math.isinf(ttl)) if math.isinf(ttl) else np.isclose(ttl_col, ttl)
         if on.any():
             traces.append(_fact_markers(on_curve[on], colour, f"facts ({_ttl_text(ttl)})", str(k), log_x))
     return traces

@@ -601,3 +601,27 @@ def test_a_second_cluster_keeps_its_room_beside_many_isolated_nodes():
     # a lone isolated node stays next to the main square
     lone = charts.spring_layout(7, [(i, j, 0.9) for i in range(6) for j in range(i + 1, 6)])
     assert 1.0 < lone[6, 0] <= 1.7
+
+
+def test_recency_curves_no_fact_lies_on_are_in_the_legend_only(result):
+    """A TTL no scored fact lies on (a source type absent from the run) is named so and drawn only when clicked;
+    the curves that hold facts are drawn; with no fact of known age, every curve is drawn."""
+    frame = tables.breakdown_frame(result)
+    curves = [t for t in charts.recency_chart(frame, result.config).data if t.mode == "lines"]
+    groups_with_facts = {
+        t.legendgroup
+        for t in charts.recency_chart(frame, result.config).data
+        if t.mode == "markers" and t.name.startswith("facts (")
+    }
+    hidden = {t.name for t in curves if t.visible == "legendonly"}
+    shown = {t.name for t in curves if t.visible is True}
+    # the fixture's facts sit on 30 d (news), 90 d (own ttl), 180 d, 365 d and no expiry (F5, regulatory, gives
+    # itself `ttl none`): nothing lies on regulatory's 1825 d
+    assert hidden == {"TTL 1825 d: regulatory" + charts.NO_FACT_SUFFIX}
+    assert all(n.endswith(charts.NO_FACT_SUFFIX) for n in hidden)
+    assert not any(n.endswith(charts.NO_FACT_SUFFIX) for n in shown)
+    assert {t.legendgroup for t in curves if t.visible is True} == groups_with_facts
+    unknown = frame.assign(age_days=float("nan"))
+    every = [t for t in charts.recency_chart(unknown, result.config).data if t.mode == "lines"]
+    assert len(every) == 5 and all(t.visible is True for t in every)  # the 90 d of F7 needs its age
+    assert not any(t.name.endswith(charts.NO_FACT_SUFFIX) for t in every)
