@@ -225,11 +225,12 @@ def _recency_layout(stale_floor: float, log_x: bool) -> dict[str, Any]:
     return dict(
         LAYOUT,
         title=dict(text="Recency factor vs age, per TTL (markers: scored facts)", x=0.0, xanchor="left"),
-        height=440,
+        height=560,
         shapes=[floor_line],
         annotations=[floor_note],
-        # the legend's rows start below the axis title (the shared -0.18 lets the title run into them)
-        legend=dict(orientation="h", y=-0.26, yanchor="top"),
+        # the legend's rows start below the axis title (the shared -0.18 lets the title run into them); the
+        # height leaves the plot most of the figure whatever the legend's rows (one per TTL, the states)
+        legend=dict(orientation="h", y=-0.2, yanchor="top"),
         xaxis=dict(
             title=dict(text="age (days)" + (" — log scale" if log_x else "")), type="log" if log_x else "linear"
         ),
