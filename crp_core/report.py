@@ -20,6 +20,7 @@ from crp_core import headers as headers_mod
 from crp_core.factors.recency import row_positions
 from crp_core.io.timeparse import format_timestamp
 from crp_core.records import Clamp, ConflictPair, FanoutResult, FanoutRun, FanoutStep, PipelineResult, TieGroup
+from crp_core.relevance_gate import gate_note
 from crp_core.stages.contradictions.audit import authority_dict, diff_dict
 from crp_core.stages.known import known_flag_data
 
@@ -264,6 +265,7 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
     res = result.resolution
     cdgr = result.cdgr
     scen = result.scenario
+    note = gate_note(result)
     report: dict[str, Any] = {
         "kind": REPORT_KIND,
         "version": REPORT_VERSION,
@@ -339,6 +341,7 @@ def run_report(result: PipelineResult) -> dict[str, Any]:
         "warnings": list(result.warnings),
         "clamps": [clamp_dict(c) for c in result.clamps],
         "near_conflicts": [n.to_dict() for n in result.near_conflicts],
+        "gate_note": None if note is None else note.as_dict(),
         "config": result.config.to_dict(),
     }
     if result.fanout is not None:

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core import Corpus, CRPError, DecisionSet, Fact, PipelineResult, Scenario, changed_by_decision
+from crp_core import Corpus, CRPError, DecisionSet, Fact, PipelineResult, Scenario, changed_by_decision, gate_note
 
 from . import charts, decisions, render, state, tables
 from .chart_style import rule_words
@@ -173,6 +173,29 @@ def clamps_notice(result: PipelineResult) -> None:
         st.warning(f"Settings adjusted to the data for this run: {text}")
     else:  # only defaults met a small CKF: a quiet line
         st.caption(f"Adjusted to the data: {text}")
+
+
+def gate_notice(result: PipelineResult, *, key: str) -> None:
+    """The relevance gate's note (:func:`crp_core.gate_note`: the envelope has room and the gate kept retrieved
+    facts out) in a bordered box, with a button that sets the ``cdr_min_relevance`` it names as a sidebar
+    edit; nothing when the gate is not why the envelope has room (docs/decisions/gate-note.md)."""
+    note = gate_note(result)
+    if note is None:
+        return
+    with st.container(border=True):
+        st.caption(f":material/filter_alt: {render.md_escape(note.message)}")
+        if st.button(
+            f"Try cdr_min_relevance {note.suggested:.2f}",
+            key=key,
+            help="Sets it as a sidebar edit (Stage 1 · candidates): every page then runs with it; the sidebar "
+            "resets it.",
+        ):
+            err = state.set_config_value("cdr_min_relevance", note.suggested)
+            if err:
+                st.error(f"Not applied: {render.md_escape(err)}")
+            else:
+                state.bump("config")  # the sidebar's widgets are rebuilt showing the value
+                st.rerun()
 
 
 def known_conflict_banner(result: PipelineResult) -> None:

@@ -302,6 +302,7 @@ def main() -> None:
         with dist:
             _histograms(result, frame)
     st.caption(render.md_escape(f"{len(frame)} scored facts; gate threshold {result.config.cdr_min_relevance:g}."))
+    breakdown.gate_notice(result, key="crp.page.breakdown.gate_try")
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

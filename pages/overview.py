@@ -42,6 +42,7 @@ def main() -> None:
         "The Story counts only the pairs whose two facts both reach the model.",
     )
     c[5].metric("warnings", len(warn), help="data-quality warnings (future timestamps, unknown ages)")
+    breakdown.gate_notice(result, key="crp.page.overview.gate_try")
     labels_view.section(result, key="crp.page.overview.labels")
 
     st.subheader("CRP headers")

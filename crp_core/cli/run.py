@@ -140,6 +140,8 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase, od: OperatorDecisi
 
 
 def _print_envelope(result: PipelineResult) -> None:
+    from crp_core.relevance_gate import gate_note
+
     out = sys.stdout.write
     out("\nenvelope (packed order)\n")
     for i, p in enumerate(result.envelope.order, 1):
@@ -161,6 +163,9 @@ def _print_envelope(result: PipelineResult) -> None:
     out("\n")
     if env.empty_reason:
         out(f"  {env.empty_reason}\n")
+    note = gate_note(result)
+    if note is not None:
+        out(f"  note: {note.message}\n")
 
 
 def _print_conflicts(result: PipelineResult) -> None:

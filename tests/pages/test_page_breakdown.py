@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from crp_core import gate_note
+from crp_ui import render
 from tests.support.pages import (
     expected_result,
     figures,
@@ -266,3 +268,12 @@ def test_recency_chart_follows_a_recency_setting_and_is_reused_across_the_gate(u
     assert after["layout"]["annotations"][0]["text"] == "stale_floor 0.2"
     curves = [t["y"] for t in after["data"] if t["mode"] == "lines"]
     assert curves and curves != [t["y"] for t in before["data"] if t["mode"] == "lines"]
+
+
+def test_breakdown_shows_the_gate_note_under_the_distributions(ui_env):
+    at = run_page("breakdown")
+    sidebar_input(at, "cdr_min_relevance").set_value(0.8).run()
+    note = gate_note(expected_result(ui_env, edits={"cdr_min_relevance": 0.8}))
+    assert note is not None
+    assert [c for c in at.caption if render.md_escape(note.message) in c.value]
+    assert [b for b in at.button if b.label == f"Try cdr_min_relevance {note.suggested:.2f}"]

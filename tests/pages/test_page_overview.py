@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
+from crp_core import gate_note
+from crp_ui import render
 from crp_ui.render import headers_text
 from tests.support.pages import expected_result, frame_with, frames_with, metric, run_page, sidebar_input
 from tests.support.samples import synthetic_ckf_rows, synthetic_scenario
@@ -82,3 +85,35 @@ def test_data_quality_warnings_are_listed(tmp_path, monkeypatch):
     assert "f000" in text and "f001" in text
     assert metric(at, "warnings") == str(n)
     assert any("data-quality warning" in w.value for w in at.warning)
+
+
+def _gate_box(at, message):
+    return [c for c in at.caption if message in c.value]
+
+
+def test_the_gate_note_names_the_gate_and_its_button_sets_the_value_it_names(ui_env):
+    """A gate that leaves anchor places empty (crp_core.gate_note): its note on Overview and Score breakdown; the
+    button sets the suggested cdr_min_relevance as a sidebar edit and the run follows it."""
+    at = run_page("overview")
+    sidebar_input(at, "cdr_min_relevance").set_value(0.8).run()
+    exp = expected_result(ui_env, edits={"cdr_min_relevance": 0.8})
+    note = gate_note(exp)
+    assert note is not None and note.admitted > 0
+    assert len(_gate_box(at, render.md_escape(note.message))) == 1
+    (button,) = [b for b in at.button if b.label == f"Try cdr_min_relevance {note.suggested:.2f}"]
+    button.click().run()
+    assert not at.exception
+    assert sidebar_input(at, "cdr_min_relevance").value == pytest.approx(note.suggested)
+    after = expected_result(ui_env, edits={"cdr_min_relevance": note.suggested})
+    funnel = frame_with(at, "stage", "count", "time_ms")
+    passed = int(np.count_nonzero(after.candidates.passed_gate))
+    assert funnel.loc[funnel["stage"] == "passed gate", "count"].iloc[0] == passed == note.passed + note.admitted
+    later = gate_note(after)
+    assert not _gate_box(at, "would let") if later is None else _gate_box(at, render.md_escape(later.message))
+
+
+def test_no_gate_note_when_the_gate_keeps_nothing_out(ui_env):
+    at = run_page("overview")
+    sidebar_input(at, "cdr_min_relevance").set_value(-1.0).run()
+    assert gate_note(expected_result(ui_env, edits={"cdr_min_relevance": -1.0})) is None
+    assert not _gate_box(at, "The relevance gate") and not [b for b in at.button if b.label.startswith("Try cdr_")]

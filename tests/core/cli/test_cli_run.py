@@ -199,3 +199,31 @@ def test_the_envelope_lines_name_which_score_they_show(capsys):
     assert anchors and connectors
     assert all(x.split()[3].startswith("cdr=") for x in anchors)
     assert all(x.split()[3].startswith("connector=") for x in connectors)
+
+
+def test_the_envelope_section_says_when_the_gate_left_anchor_places_empty(files, capsys):
+    # gate 0.9: etcd-2379 and etcd-4001 (cosine 0.99875) pass, etcd-peer (0.75 / |(0.75, 0.66)| = 0.75071) is
+    # kept out; 2 < the 14 anchor places; etcd-4001 loses its conflict, so the envelope holds 1 of 20 facts;
+    # 0.75071 rounded down to two decimals admits it (docs/decisions/gate-note.md)
+    tmp, ckf, scen = files
+    args = ("--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache", "--set", "cdr_min_relevance=0.9")
+    code, out, err = run(capsys, *args)
+    assert code == 0, err
+    assert (
+        "  note: The relevance gate (cdr_min_relevance 0.9) passed 2 of 3 retrieved facts, fewer than the "
+        "envelope's 14 anchor places, and the envelope holds 1 of its 20 facts. The most relevant facts it kept out "
+        "score 0.750; cdr_min_relevance 0.75 would let 1 more compete for an anchor place.\n"
+    ) in out
+    code, out, err = run(capsys, *args, "--json")
+    note = json.loads(out)["gate_note"]
+    assert (note["passed"], note["anchor_places"], note["packed"], note["suggested"], note["admitted"]) == (
+        2,
+        14,
+        1,
+        0.75,
+        1,
+    )
+    assert note["nearest"] == pytest.approx([0.75 / (0.75**2 + 0.66**2) ** 0.5], abs=1e-6)
+    # at the default gate every fact passes: no note in the text, null in the report
+    code, out, err = run(capsys, "--ckf", ckf, "--scenario", scen, "--cache-dir", tmp / "cache")
+    assert "note: The relevance gate" not in out
