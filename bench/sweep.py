@@ -1,5 +1,6 @@
-"""Wall time of a what-if sweep: 20 values of one key on the 10k synthetic CKF, corpus prepared
-and scenario embedded before timing (target: under 10 s for the 20 points).
+"""Wall time of a what-if sweep: the round grid of about 20 values of one key (``grid_axis``, as the CLI and the
+dashboard make it) on the 10k synthetic CKF, corpus prepared and scenario embedded before timing (target: under
+10 s for the 20 points).
 
     python bench/sweep.py                                   # bench/data/synth10k, ttl_days.official_documentation
     python bench/sweep.py --key cdr_min_relevance --start 0.3 --stop 0.8
@@ -22,7 +23,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from crp_core.analysis.sweep import linspace_values, sweep
+from crp_core.analysis.sweep import sweep
+from crp_core.analysis.sweep_grid import AxisSpec, grid_axis
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import embed_scenario, prepare_corpus
 from crp_core.io.ckf import load_ckf
@@ -35,9 +37,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=os.path.join(HERE, "data", "synth10k"))
     ap.add_argument("--key", default="ttl_days.official_documentation")
-    ap.add_argument("--start", type=float, default=30.0)
-    ap.add_argument("--stop", type=float, default=730.0)
-    ap.add_argument("--values", type=int, default=20)
+    ap.add_argument("--start", type=float, default=50.0)
+    ap.add_argument("--stop", type=float, default=1000.0)
+    ap.add_argument("--values", type=int, default=20, help="about how many (the round grid's count closest to it)")
     ap.add_argument("--scenario", default="scenario.json")
     ap.add_argument("--repeat", type=int, default=2, help="sweeps to run (the table shows the last; min total)")
     args = ap.parse_args()
@@ -54,7 +56,7 @@ def main() -> int:
     vectors = embed_scenario(scen, corpus)
     gc.collect()
     gc.freeze()
-    values = linspace_values(args.key, args.start, args.stop, args.values)
+    values = grid_axis(AxisSpec(args.key, args.start, args.stop, args.values), None).values
     totals = []
     res = None
     for _ in range(max(1, args.repeat)):

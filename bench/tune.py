@@ -1,7 +1,8 @@
 """Wall time of suite evaluation (docs/decisions/suites.md): 20 Optuna trials over the 12-scenario
-sample suite (target: under 20 s once the embeddings are cached) and a 20-value suite sweep on the 10k
-synthetic CKF with 10 scenarios (target: under 30 s). Corpora are prepared, scenarios embedded and the
-one-off process costs (tokenizer load) paid before timing; the tables show where the time goes.
+sample suite (target: under 20 s once the embeddings are cached) and a suite sweep of 20 round values
+(``grid_axis``) on the 10k synthetic CKF with 10 scenarios (target: under 30 s). Corpora are prepared,
+scenarios embedded and the one-off process costs (tokenizer load) paid before timing; the tables show
+where the time goes.
 
     python bench/tune.py                               # both parts
     python bench/tune.py --skip-synthetic              # the sample only
@@ -27,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from crp_core.analysis.evaluate import prepare_suite, run_suite, sweep_suite
 from crp_core.analysis.suite import load_suite
-from crp_core.analysis.sweep import linspace_values
+from crp_core.analysis.sweep_grid import AxisSpec, grid_axis
 from crp_core.analysis.tune import tune
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import prepare_corpus
@@ -108,7 +109,7 @@ def bench_sweep(data: str, values: int, key: str, start: float, stop: float) -> 
         f"\nsynthetic CKF {data}: {len(kb)} facts, {len(prepared.suite)} scenarios; prepare + graph + warm-up "
         f"{prep:.1f} s (untimed below); {_load()}"
     )
-    vals = linspace_values(key, start, stop, values)
+    vals = grid_axis(AxisSpec(key, start, stop, values), None).values
     gc.collect()
     done: list[float] = []
     t = time.perf_counter()
@@ -145,8 +146,8 @@ def main() -> int:
     ap.add_argument("--data", default=os.path.join(HERE, "data", "synth10k-s10"))
     ap.add_argument("--values", type=int, default=20)
     ap.add_argument("--key", default="ttl_days.official_documentation")
-    ap.add_argument("--start", type=float, default=30.0)
-    ap.add_argument("--stop", type=float, default=730.0)
+    ap.add_argument("--start", type=float, default=50.0)
+    ap.add_argument("--stop", type=float, default=1000.0)
     ap.add_argument("--skip-synthetic", action="store_true")
     args = ap.parse_args()
     bench_tune(args.trials, args.objective, args.seed)

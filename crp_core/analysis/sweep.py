@@ -318,22 +318,6 @@ def _without_result(p: SweepPoint) -> SweepPoint:
     return replace(p, result=None)
 
 
-def linspace_values(key: str, start: float, stop: float, count: int) -> tuple[Any, ...]:
-    """``count`` evenly spaced values from ``start`` to ``stop`` (whole numbers for integer keys,
-    duplicates removed; floats rounded to 6 decimals so they print and round-trip cleanly)."""
-    if count < 1:
-        raise ConfigError("a sweep needs at least one value")
-    raw = np.linspace(float(start), float(stop), int(count)) if count > 1 else np.array([float(start)])
-    if is_integer_key(key):
-        out: list[Any] = []
-        for x in raw:
-            v = int(round(float(x)))
-            if v not in out:
-                out.append(v)
-        return tuple(out)
-    return tuple(dict.fromkeys(round(float(x), 6) for x in raw))
-
-
 def is_integer_key(key: str) -> bool:
     if key == FANOUT_WIDTH:
         return True

@@ -15,7 +15,6 @@ from crp_core.analysis.sweep import (
     FANOUT_WIDTH,
     check_key,
     jaccard,
-    linspace_values,
     point_inputs,
     sweep,
     sweepable_keys,
@@ -153,12 +152,6 @@ def test_scenario_is_embedded_once(monkeypatch):
     calls.clear()
     sweep(corpus, scen, config, "stale_floor", [0.1], vectors=vecs)
     assert calls == []
-
-
-def test_linspace_values():
-    assert linspace_values("envelope_fact_budget", 2, 5, 7) == (2, 3, 4, 5)  # 2, 2.5->2, 3, 3.5->4, 4, 4.5->4, 5
-    assert linspace_values("stale_floor", 0.1, 0.3, 3) == (0.1, 0.2, 0.3)
-    assert linspace_values(FANOUT_WIDTH, 0, 4, 5) == (0, 1, 2, 3, 4)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
