@@ -1,17 +1,16 @@
 """The URL codec: the dashboard's view mirrored in ``st.query_params`` so a link reproduces it.
 
-Parameters: ``ckf`` (bundled sample name, when not the default sample), ``scenario`` (bundled
-scenario name), ``now`` (date, when it differs from the scenario's), ``cfg.<key>=value`` for every
-config key that differs from the defaults, ``fact`` (selected fact id), ``pair`` (the conflict pair
-selected on the Conflicts page, ``a|b``; written only on the pages of :data:`PAIR_PAGES`, where it
-selects something). Parameters a page owns (:data:`PAGE_PARAMS`) are left alone by the shell: ``step``
-(the Fan-out stepper, read and written through :func:`page_param` / :func:`set_page_param`), ``tab``
+Parameters: ``ckf`` (bundled sample name, when not the default sample), ``scenario`` (bundled scenario name),
+``now`` (date, when it differs from the scenario's), ``cfg.<key>=value`` for every config key whose value
+differs from the defaults under the scenario's own ``config`` table, ``fact`` (selected fact id), ``pair``
+(the conflict pair selected on the Conflicts page, ``a|b``; written only on the pages of :data:`PAIR_PAGES`,
+where it selects something). Parameters a page owns (:data:`PAGE_PARAMS`) are left alone by the shell:
+``step`` (the Fan-out stepper, read and written through :func:`page_param` / :func:`set_page_param`), ``tab``
 (the tabs of the Tuning and Conflicts pages, bound to their ``st.tabs`` with ``bind="query-params"``:
-Streamlit writes and reads it, and refuses to let ``st.query_params`` set or delete it) and the
-bounded numbers of :data:`VIEW_NUMBERS` (a page's own controls, :func:`view_number` /
-:func:`set_view_number`) and the choices of :data:`VIEW_CHOICES` (:func:`view_choice` /
-:func:`set_view_choice`). Streamlit clears the URL's parameters on a page switch, so a page's own
-parameters never follow the user to another page.
+Streamlit writes and reads it, and refuses to let ``st.query_params`` set or delete it) and the bounded
+numbers of :data:`VIEW_NUMBERS` (a page's own controls, :func:`view_number` / :func:`set_view_number`) and the
+choices of :data:`VIEW_CHOICES` (:func:`view_choice` / :func:`set_view_choice`). Streamlit clears the URL's
+parameters on a page switch, so a page's own parameters never follow the user to another page.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from datetime import date
 
 import streamlit as st
 
-from crp_core import CORPUS_KEYS, ConfigError, CRPConfig
+from crp_core import CORPUS_KEYS, ConfigError, CRPConfig, Scenario, layered_config
 
 from .ckf_state import active_ckf, clear_ckf_refusal, get_ckf_sample, load_sample, pending_load
 from .config_state import get_config, set_config_error, set_config_values
@@ -77,6 +76,16 @@ def format_value(v: object) -> str:
     return str(v)
 
 
+def _unlinked_config(scenario: Scenario | None) -> CRPConfig:
+    """The configuration a link's reader gets without any ``cfg.*``: the defaults under the scenario's own
+    ``config`` table. The link names every key the view's configuration holds at another value, a key set back
+    to its default over the scenario's value included."""
+    try:
+        return layered_config(None, scenario.config if scenario is not None else None)
+    except ConfigError:
+        return _DEFAULTS
+
+
 def query_params_for_state() -> dict[str, str]:
     """The URL parameters that reproduce the current view (only what differs from defaults)."""
     out: dict[str, str] = {}
@@ -89,7 +98,7 @@ def query_params_for_state() -> dict[str, str]:
     s = stored_scenario()
     if s is not None and (scenario_edited() or not name) and s.now is not None:
         out["now"] = s.now.date().isoformat()
-    for key, (_mine, theirs) in _DEFAULTS.diff(get_config()).items():
+    for key, (_mine, theirs) in _unlinked_config(s).diff(get_config()).items():
         if key not in CORPUS_KEYS:
             out[f"cfg.{key}"] = format_value(theirs)
     fid = selected_fact()
@@ -291,10 +300,13 @@ def _apply_config_item(k: str, v: str) -> list[str]:
     model: a path on this server) never comes from a link: the server's operator sets it."""
     if k[4:] in CORPUS_KEYS:
         return [f"{k}: not taken from a link (it names a model folder on this server; set it in the configuration)"]
+    current = get_config()
     try:
-        parsed = CRPConfig().with_set_args([f"{k[4:]}={v}"]).diff(CRPConfig())
+        # against the configuration in force, not the defaults: a value equal to its default still overrides
+        # the scenario's own ``config`` table (the link of a view whose edit put a key back to its default)
+        parsed = current.diff(current.with_set_args([f"{k[4:]}={v}"]))
     except ConfigError as exc:
         return [f"{k}={v if v.isprintable() else repr(v)}: {exc}"]  # a line break is shown, not drawn
-    values = {key: mine for key, (mine, _default) in parsed.items()}
+    values = {key: theirs for key, (_current, theirs) in parsed.items()}
     err = set_config_values(values) if values else None
     return [f"{k}={v}: {err}"] if err else []

@@ -4,8 +4,10 @@ notice for what no link holds (an edited scenario)."""
 
 from __future__ import annotations
 
+import json
+
 from crp_core.analysis.baseline import before_after
-from tests.support.pages import expected_result, metric, run_page, widget
+from tests.support.pages import expected_result, frame_with, metric, run_page, sidebar_input, widget
 
 K = "crp.tuning."
 
@@ -101,3 +103,24 @@ def test_a_link_never_sets_the_embedding_model(ui_env):
     shown = " ".join(w.value for w in at.warning) + " ".join(e.value for e in at.error)
     assert "embedding" in shown and "not taken from a link" in shown, shown
     assert "embedding_model" not in " ".join(_qp(at))
+
+
+def test_a_key_set_back_to_its_default_over_the_scenarios_value_is_in_the_link_and_comes_back(ui_env):
+    """The scenario's own ``config`` table sets the gate to 0.3: its link names no ``cfg.`` for it (the reader's
+    scenario sets it); a sidebar edit back to the default 0.55 is named, and the link opened elsewhere runs at
+    0.55, not at the scenario's 0.3 (a value equal to the default overrides the scenario, as the edit did)."""
+    path = ui_env / "scenarios" / "demo.json"
+    scen = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps(dict(scen, config={"cdr_min_relevance": 0.3})), encoding="utf-8")
+    at = run_page("overview")
+    assert "cfg.cdr_min_relevance" not in _qp(at)
+    sidebar_input(at, "cdr_min_relevance").set_value(0.55).run()
+    assert _qp(at)["cfg.cdr_min_relevance"] == "0.55"
+    fresh = run_page("overview", params={"scenario": "demo.json", "cfg.cdr_min_relevance": "0.55"})
+    assert not fresh.exception
+    assert sidebar_input(fresh, "cdr_min_relevance").value == 0.55
+    passed = expected_result(ui_env, edits={"cdr_min_relevance": 0.55}).candidates.passed_gate
+    funnel = frame_with(fresh, "stage", "count", "time_ms")
+    assert funnel.loc[funnel["stage"] == "passed gate", "count"].iloc[0] == int(passed.sum())
+    at_scenarios = expected_result(ui_env).candidates.passed_gate  # the scenario's 0.3 passes more
+    assert int(at_scenarios.sum()) > int(passed.sum())
