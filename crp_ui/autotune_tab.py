@@ -228,11 +228,10 @@ def _apply_best(res: TuneResult) -> None:
         type="primary",
         help="Sets the searched keys as sidebar edits (every page then runs with them).",
     ):
-        err = state.set_config_values(res.best_params)
+        err = state.apply_config_edits(res.best_params)
         if err:
             st.error(f"Not applied: {render.md_escape(err)}")
         else:
-            state.bump("config")  # the sidebar's widgets are rebuilt showing the applied values
             state.remember(K_APPLIED, best.number)
             st.rerun()
     if state.recall(K_APPLIED) == best.number:

@@ -190,11 +190,10 @@ def gate_notice(result: PipelineResult, *, key: str) -> None:
             help="Sets it as a sidebar edit (Stage 1 · candidates): every page then runs with it; the sidebar "
             "resets it.",
         ):
-            err = state.set_config_value("cdr_min_relevance", note.suggested)
+            err = state.apply_config_edits({"cdr_min_relevance": note.suggested})
             if err:
                 st.error(f"Not applied: {render.md_escape(err)}")
             else:
-                state.bump("config")  # the sidebar's widgets are rebuilt showing the value
                 st.rerun()
 
 

@@ -125,6 +125,15 @@ def set_config_values(values: Mapping[str, Any]) -> str | None:
     return None
 
 
+def apply_config_edits(values: Mapping[str, Any]) -> str | None:
+    """Set ``values`` as sidebar edits from a page's button (the Tuning page's Apply, the gate note's Try): as
+    :func:`set_config_values`, and once applied the sidebar's widgets are rebuilt showing them."""
+    err = set_config_values(values)
+    if err is None:
+        bump("config")
+    return err
+
+
 def reset_config() -> None:
     """Back to the defaults (the scenario's own config table still applies)."""
     st.session_state[K_BASE] = CRPConfig()

@@ -44,7 +44,7 @@ MARKER_HOVER = (
 )
 #: a fact whose status is STALE: expired whatever its age
 STALE_COLOUR = EXPIRED
-#: the legend name's ending of a curve no scored fact lies on (drawn only when clicked in the legend)
+#: the legend name's ending of a TTL no scored fact has (drawn only when clicked in the legend)
 NO_FACT_SUFFIX = " (no fact here)"
 #: the legend entries of the marker fills
 STATE_KEY = {"fresh": "fresh fact", "ageing": "ageing fact", "expired": "expired fact"}
@@ -129,24 +129,38 @@ def _fact_markers(
     )
 
 
+def _with_ttl(ttls: np.ndarray, ttl: float) -> np.ndarray:
+    """Which of ``ttls`` (``inf``: no expiry) are ``ttl``."""
+    hits: np.ndarray = np.isinf(ttls) if math.isinf(ttl) else np.isclose(ttls, ttl)
+    return hits
+
+
 def _curve_traces(
-    on_curve: pd.DataFrame, curves: list[tuple[float, str]], max_age: float, config: CRPConfig, *, log_x: bool, n: int
+    on_curve: pd.DataFrame,
+    held: np.ndarray,
+    curves: list[tuple[float, str]],
+    max_age: float,
+    config: CRPConfig,
+    *,
+    log_x: bool,
+    n: int,
 ) -> list[dict[str, Any]]:
     """Each TTL's curve, then the markers of the facts on it.
 
-    A curve no scored fact lies on (a source type the knowledge base does not hold) stays in the legend,
-    named so, but is not drawn until the reader clicks it (``visible="legendonly"``): the chart shows the
-    curves of this run first. When no fact lies on any curve, every curve is drawn."""
+    A TTL no scored fact has (``held``: every scored fact's TTL, STALE facts and facts of unknown age included;
+    a source type the run scored no fact of) stays in the legend, named so, but is not drawn until the reader
+    clicks it (``visible="legendonly"``): the chart shows the curves of this run first. When no scored fact
+    has any of the TTLs, every curve is drawn."""
     stale_floor, fresh_fraction = float(config.stale_floor), float(config.fresh_fraction)
     ttl_col = on_curve["ttl_days"].fillna(math.inf).to_numpy(dtype=float)
-    ons = [(np.isinf(ttl_col) if math.isinf(ttl) else np.isclose(ttl_col, ttl)) for ttl, _ in curves]
-    any_on = any(on.any() for on in ons)
+    has = [bool(_with_ttl(held, ttl).any()) for ttl, _ in curves]
     traces: list[dict[str, Any]] = []
-    for k, ((ttl, label), on) in enumerate(zip(curves, ons)):
+    for k, (ttl, label) in enumerate(curves):
         colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
         ages = _curve_ages(ttl, max_age, log_x, n, fresh_fraction)
         ys = recency_curve_points(ttl, ages, stale_floor=stale_floor, fresh_fraction=fresh_fraction)
-        hidden = any_on and not on.any()
+        on = _with_ttl(ttl_col, ttl)
+        hidden = any(has) and not has[k]
         traces.append(
             dict(
                 type="scatter",
@@ -259,7 +273,8 @@ def recency_chart(
     max_age = max([1.0] + [t * 1.15 for t in finite] + [float(a) * 1.05 for a in ages_known])
     is_stale = ((known["status"] == "STALE") | (known["recency_rule"] == "stale_status")).to_numpy()
     stale, on_curve = known[is_stale], known[~is_stale]
-    traces = _curve_traces(on_curve, curves, max_age, config, log_x=log_x, n=n_points)
+    held = frame["ttl_days"].fillna(math.inf).to_numpy(dtype=float)
+    traces = _curve_traces(on_curve, held, curves, max_age, config, log_x=log_x, n=n_points)
     if len(stale):
         traces.append(_fact_markers(stale, STALE_COLOUR, "status STALE → expired (floor)", "stale", log_x, symbol="x"))
     traces += _state_key({RULE_STATES.get(r, "fresh") for r in known["recency_rule"]})

@@ -53,6 +53,7 @@ from .ckf_state import (
     upload_limit,
 )
 from .config_state import (
+    apply_config_edits,
     config_edits,
     get_config_error,
     load_config_toml,
@@ -327,6 +328,7 @@ __all__ = [
     "config_edits",
     "base_with_edits",
     "set_config_value",
+    "apply_config_edits",
     "set_config_values",
     "reset_config",
     "load_config_toml",

@@ -98,7 +98,8 @@ def query_params_for_state() -> dict[str, str]:
     s = stored_scenario()
     if s is not None and (scenario_edited() or not name) and s.now is not None:
         out["now"] = s.now.date().isoformat()
-    for key, (_mine, theirs) in _unlinked_config(s).diff(get_config()).items():
+    # an uploaded or unnamed scenario does not travel with the link: its config table counts as edits
+    for key, (_mine, theirs) in _unlinked_config(s if name else None).diff(get_config()).items():
         if key not in CORPUS_KEYS:
             out[f"cfg.{key}"] = format_value(theirs)
     fid = selected_fact()

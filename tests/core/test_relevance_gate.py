@@ -4,6 +4,9 @@ facts it counts)."""
 
 from __future__ import annotations
 
+import dataclasses
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -86,11 +89,33 @@ def test_no_note(config, why):
     assert run_report(result)["gate_note"] is None
 
 
-def test_no_note_when_the_envelope_is_full():
+def test_no_note_when_the_gate_passes_as_many_facts_as_there_are_places():
     # eleven facts from 0.95 down to 0.75, all above the gate: 11 >= the 10 places, and the envelope is full
-    rel = [0.95 - 0.02 * i for i in range(11)]
-    full = _run(rel[:11], envelope_fact_budget=10)  # DIM bounds the distinct axes: 11 facts fit
+    full = _run([0.95 - 0.02 * i for i in range(11)], envelope_fact_budget=10)
     assert len(full.envelope.order) == 10 and gate_note(full) is None
+
+
+def test_no_note_when_the_envelope_is_full_though_the_gate_left_anchor_places_empty():
+    # the conditions one at a time on the by-hand run (2 passed of 10 places): an envelope holding as many
+    # facts as its budget (connectors can fill it) has no room the gate keeps empty
+    result = _run(RELEVANCES, envelope_fact_budget=10)
+    assert gate_note(result) is not None
+    order = result.envelope.order
+    full = dataclasses.replace(result.envelope, order=order * 5)  # 10 packed facts
+    assert gate_note(SimpleNamespace(candidates=result.candidates, envelope=full, config=result.config)) is None
+
+
+def test_no_note_when_no_gate_in_range_admits_the_facts_kept_out():
+    # a cosine a hair below -1 (float32 rounding) under a gate of -1: no two-decimal gate >= -1 admits it
+    result = _run(RELEVANCES, envelope_fact_budget=10)
+    cand = dataclasses.replace(
+        result.candidates,
+        relevance=np.array([0.9, 0.8, -1.0000001]),
+        passed_gate=np.array([True, True, False]),
+        idx=result.candidates.idx[:3],
+    )
+    config = result.config.replace(cdr_min_relevance=-1.0)
+    assert gate_note(SimpleNamespace(candidates=cand, envelope=result.envelope, config=config)) is None
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

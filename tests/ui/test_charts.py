@@ -604,8 +604,8 @@ def test_a_second_cluster_keeps_its_room_beside_many_isolated_nodes():
 
 
 def test_recency_curves_no_fact_lies_on_are_in_the_legend_only(result):
-    """A TTL no scored fact lies on (a source type absent from the run) is named so and drawn only when clicked;
-    the curves that hold facts are drawn; with no fact of known age, every curve is drawn."""
+    """A TTL no scored fact has (a source type absent from the run) is named so and drawn only when clicked;
+    the curves of the facts' TTLs are drawn, a STALE fact's and one of unknown age included."""
     frame = tables.breakdown_frame(result)
     curves = [t for t in charts.recency_chart(frame, result.config).data if t.mode == "lines"]
     groups_with_facts = {
@@ -621,7 +621,14 @@ def test_recency_curves_no_fact_lies_on_are_in_the_legend_only(result):
     assert all(n.endswith(charts.NO_FACT_SUFFIX) for n in hidden)
     assert not any(n.endswith(charts.NO_FACT_SUFFIX) for n in shown)
     assert {t.legendgroup for t in curves if t.visible is True} == groups_with_facts
+    # every age unknown: no marker anywhere, yet the TTLs the facts have are drawn and 1825 d stays hidden
     unknown = frame.assign(age_days=float("nan"))
-    every = [t for t in charts.recency_chart(unknown, result.config).data if t.mode == "lines"]
-    assert len(every) == 5 and all(t.visible is True for t in every)  # the 90 d of F7 needs its age
-    assert not any(t.name.endswith(charts.NO_FACT_SUFFIX) for t in every)
+    lines = [t for t in charts.recency_chart(unknown, result.config).data if t.mode == "lines"]
+    assert {t.name for t in lines if t.visible == "legendonly"} == hidden
+    assert len(lines) == 5  # the 90 d of F7 (its own ttl) is drawn from a known age only
+    # F5 (regulatory) given its type's 1825 d and made STALE: that TTL is held, its curve drawn though no marker
+    # lies on it; no fact is left without expiry, so that curve is the hidden one
+    stale = frame.copy()
+    stale.loc[stale["fact_id"] == "F5", ["ttl_days", "ttl_source", "status"]] = [1825.0, "default", "STALE"]
+    drawn = [t for t in charts.recency_chart(stale, result.config).data if t.mode == "lines"]
+    assert [t.name for t in drawn if t.visible == "legendonly"] == ["no expiry: user_provided" + charts.NO_FACT_SUFFIX]
