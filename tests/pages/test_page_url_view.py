@@ -124,3 +124,18 @@ def test_a_key_set_back_to_its_default_over_the_scenarios_value_is_in_the_link_a
     assert funnel.loc[funnel["stage"] == "passed gate", "count"].iloc[0] == int(passed.sum())
     at_scenarios = expected_result(ui_env).candidates.passed_gate  # the scenario's 0.3 passes more
     assert int(at_scenarios.sum()) > int(passed.sum())
+
+
+def test_an_uploaded_scenarios_config_travels_in_the_link(ui_env):
+    """An uploaded scenario does not travel with a link (the reader gets a bundled one): the values its own
+    ``config`` table sets are named as ``cfg.*``, compared with the defaults."""
+    scen = json.loads((ui_env / "scenarios" / "demo.json").read_text(encoding="utf-8"))
+    data = json.dumps(dict(scen, config={"cdr_min_relevance": 0.3})).encode("utf-8")
+    at = run_page("overview")
+    assert "cfg.cdr_min_relevance" not in _qp(at)
+    (up,) = [u for u in at.sidebar.get("file_uploader") if u.key == "crp.w.scenario.upload"]
+    up.upload("mine.json", data, "application/json")
+    at.run()
+    assert not at.exception
+    assert sidebar_input(at, "cdr_min_relevance").value == 0.3
+    assert _qp(at).get("cfg.cdr_min_relevance") == "0.3" and "scenario" not in _qp(at)
