@@ -18,6 +18,7 @@ fact was left out for the token budget (then the envelope's room is not empty fo
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -60,19 +61,8 @@ class GateNote:
         )
 
     def as_dict(self) -> dict[str, object]:
-        """The note's fields and message, for the JSON reports."""
-        return {
-            "threshold": self.threshold,
-            "retrieved": self.retrieved,
-            "passed": self.passed,
-            "anchor_places": self.anchor_places,
-            "budget": self.budget,
-            "packed": self.packed,
-            "nearest": list(self.nearest),
-            "suggested": self.suggested,
-            "admitted": self.admitted,
-            "message": self.message,
-        }
+        """The note's fields, in order, and its message, for the JSON reports."""
+        return {**dataclasses.asdict(self), "nearest": list(self.nearest), "message": self.message}
 
 
 def _floor2(x: float) -> float:
@@ -88,7 +78,7 @@ def gate_note(result: PipelineResult) -> GateNote | None:
     budget, places = int(config.envelope_fact_budget), int(config.anchor_budget)
     packed = len(env.order)
     passed = int(np.count_nonzero(cand.passed_gate))
-    gated = np.sort(np.asarray(cand.relevance, dtype=np.float64)[~np.asarray(cand.passed_gate, dtype=bool)])[::-1]
+    gated = np.sort(cand.relevance[~cand.passed_gate])[::-1]  # the relevances below the gate, highest first
     if passed >= places or gated.size == 0 or packed >= budget or env.dropped_for_budget:
         return None
     suggested = max(_floor2(float(gated[min(places - passed, gated.size) - 1])), -1.0)
