@@ -2,10 +2,11 @@
 
 ``build_html_report(before_after)`` is a pure function of a
 :class:`crp_core.analysis.baseline.BeforeAfter` record: one HTML string written for a reader who is not
-an engineer (a headline per SPEC-027 fix first, then what was removed and why, where the token change
-comes from, the numbers and the detail). It fetches nothing: CSS inline, and its two charts are inline
-SVG drawn here (no script at all), so the file is small (well under 1 MB) and opens offline. Every text
-from the CKF or the scenario is HTML-escaped. ``terms`` (term -> one-line definition) adds a short
+an engineer (a headline per SPEC-027 fix first, the relevance gate's note when the gate left anchor
+places empty, then what was removed and why, where the token change comes from, the numbers and the
+detail). It fetches nothing: CSS inline, and its two charts are inline SVG drawn here (no script at all),
+so the file is small (well under 1 MB) and opens offline. Every text from the CKF or the scenario is
+HTML-escaped, and so is the gate note. ``terms`` (term -> one-line definition) adds a short
 glossary of the words the report uses.
 """
 
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from crp_core.analysis.compare import fmt_value
 from crp_core.records import FANOUT_REACHING
+from crp_core.relevance_gate import gate_note
 from crp_core.support.text import counted
 
 if TYPE_CHECKING:
@@ -44,6 +46,9 @@ td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .headline{display:grid;grid-template-columns:repeat(3,1fr);gap:12px}
 .fix{border:1px solid #d5dbe1;border-left:5px solid #1f5fa8;border-radius:6px;padding:8px 12px;background:#f8fafc}
 .fix h3{margin:0 0 4px 0;font-size:1em}
+.gate{border:1px solid #e0c48a;border-left:5px solid #a15c00;border-radius:6px;padding:8px 12px;background:#fdf8ee;
+margin:14px 0}
+.gate h3{margin:0 0 4px 0;font-size:1em}
 .flag{display:inline-block;border-radius:4px;padding:0 5px;font-size:.75em;color:#fff;margin:1px 3px 1px 0}
 .expired{background:#b00020}.ageing{background:#a15c00}.pair{background:#6a1b9a}.dup{background:#7b4fb3}
 .only{background:#1f5fa8}
@@ -170,6 +175,19 @@ def charts_svg(ba: BeforeAfter) -> list[str]:
 def _headline(ba: BeforeAfter) -> str:
     cards = "".join(f"<div class='fix'><h3>{esc(fix)}</h3><p>{esc(text)}</p></div>" for fix, text in ba.headlines())
     return f"<div class='headline'>{cards}</div>"
+
+
+def _gate_note_box(ba: BeforeAfter) -> str:
+    """The relevance gate's note on the SPEC-027 run (docs/decisions/gate-note.md), or "" when it has none.
+    The gate (SPEC-024 §2.6) is the same on both sides: the relevances and the facts it passes do not change."""
+    note = gate_note(ba.full)
+    if note is None:
+        return ""
+    return (
+        "<div class='gate'><h3>The relevance gate held facts back</h3>"
+        f"<p>{esc(note.message)}</p><p class='small'>The gate is the same on both sides; the counts are the "
+        "SPEC-027 run's.</p></div>"
+    )
 
 
 def _numbers_table(ba: BeforeAfter) -> str:
@@ -418,6 +436,7 @@ def build_html_report(
 <p>The same question was answered twice from the same knowledge base: once with the older retrieval
 (<b>SPEC-024 only</b>) and once with the three SPEC-027 fixes. Each fix, in one sentence:</p>
 {_headline(ba)}
+{_gate_note_box(ba)}
 <h2>What SPEC-027 removed from the context, and why</h2>
 {_changes_table(ba.removed, "Nothing: every fact the older retrieval packed is still packed.")}
 <h2>What SPEC-027 added in their place</h2>
@@ -493,6 +512,18 @@ def _suite_row(name: str, ba: BeforeAfter) -> str:
     )
 
 
+def _suite_details(name: str, ba: BeforeAfter) -> str:
+    """One scenario of the suite behind a toggle: its headlines, the gate's note (named on the toggle too, so
+    a closed toggle still says it), the facts SPEC-027 removed."""
+    gate = _gate_note_box(ba)
+    flag = " <span class='small'>(the relevance gate held facts back)</span>" if gate else ""
+    return (
+        f"<details><summary><b>{esc(name)}</b>: {esc(_short(getattr(ba.full.scenario, 'query', '') or ''))}{flag}"
+        f"</summary>{_headline(ba)}{gate}<h3>Removed by SPEC-027, and why</h3>"
+        f"{_changes_table(ba.removed, 'Nothing: every fact the older retrieval packed is still packed.')}</details>"
+    )
+
+
 def build_suite_html_report(
     entries: Sequence[tuple[str, BeforeAfter]],
     *,
@@ -517,12 +548,7 @@ def build_suite_html_report(
         width=720,
     )
     rows = "".join(_suite_row(name, ba) for name, ba in entries)
-    details = "".join(
-        f"<details><summary><b>{esc(name)}</b>: {esc(_short(getattr(ba.full.scenario, 'query', '') or ''))}"
-        f"</summary>{_headline(ba)}<h3>Removed by SPEC-027, and why</h3>"
-        f"{_changes_table(ba.removed, 'Nothing: every fact the older retrieval packed is still packed.')}</details>"
-        for name, ba in entries
-    )
+    details = "".join(_suite_details(name, ba) for name, ba in entries)
     removed = [c for _n, ba in entries for c in ba.removed]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>

@@ -1,10 +1,12 @@
 """The self-contained before / after HTML report: no external resource and no script (inline SVG
 charts), under 1 MB, every CKF text escaped; what it tells (a headline per fix, what was removed and
-why, the token change) and the numbers of the BeforeAfter record; and (needing /usr/bin/chromium) it
-opens from a file:// URL offline with its charts drawn."""
+why, the token change) and the numbers of the BeforeAfter record; the relevance gate's note when the gate left
+anchor places empty, in the one-scenario and the suite report; and (needing /usr/bin/chromium) it opens from a
+file:// URL offline with its charts drawn."""
 
 from __future__ import annotations
 
+import html as html_lib
 import os
 import re
 from datetime import UTC, datetime
@@ -13,10 +15,11 @@ import numpy as np
 import pytest
 
 from crp_core.analysis.baseline import before_after
-from crp_core.analysis.html_report import MAX_REPORT_BYTES, bar_chart_svg, build_html_report
+from crp_core.analysis.html_report import MAX_REPORT_BYTES, bar_chart_svg, build_html_report, build_suite_html_report
 from crp_core.config import CRPConfig
+from crp_core.relevance_gate import gate_note
 from crp_ui.glossary import report_terms
-from tests.support.factories import fact, make_corpus, make_scenario
+from tests.support.factories import at_cos, fact, make_corpus, make_scenario
 from tests.support.paths import REPO_ROOT
 from tests.support.sweep_case import tiny_case
 
@@ -120,6 +123,45 @@ def test_ckf_text_is_escaped():
     assert "<script>alert(1)</script>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; the port is 2379" in html
     assert "<code>&lt;x&gt;</code>" in html and "&lt;b&gt;q&lt;/b&gt;" in html
+
+
+def _gated_before_after(relevances):
+    """Before / after on facts ``Fi`` at cosine ``relevances[i]`` to the query, each towards its own axis (no two
+    alike), no graph walk: every one of the 20 places is an anchor place."""
+    dim = len(relevances) + 1
+    query = np.eye(dim)[0]
+    facts = [fact(f"F{i}", f"fact number {i} about topic {i}", modified_at="2026-05-01") for i in range(dim - 1)]
+    vecs = [at_cos(query, np.eye(dim)[i + 1], r) for i, r in enumerate(relevances)]
+    config = CRPConfig(graph_retrieval=False)
+    return before_after(make_corpus(facts, vecs, config), make_scenario(query), config)
+
+
+GATED = [0.9, 0.8, 0.7, 0.5057, 0.4553, 0.3051]  # the default gate 0.55 passes 3 of 6; 20 places, 3 packed
+
+
+def test_report_carries_the_gate_note_when_the_gate_left_places_empty():
+    ba = _gated_before_after(GATED)
+    note = gate_note(ba.full)
+    assert note is not None and (note.passed, note.packed, note.budget) == (3, 3, 20)
+    html = _report(ba)
+    box = html[html.index("<div class='gate'>") : html.index("What SPEC-027 removed")]
+    assert "<h3>The relevance gate held facts back</h3>" in box
+    assert f"<p>{html_lib.escape(note.message)}</p>" in box  # escaped like every text drawn from data
+    assert "the envelope&#x27;s 20 anchor places" in box
+    assert "passed 3 of 6 retrieved facts" in box and "holds 3 of its 20 facts" in box
+    assert html.index("class='headline'") < html.index("<div class='gate'>")  # in the summary, before the tables
+    suite = build_suite_html_report([("gated", ba)], generated_at=WHEN, ckf_label="tiny")
+    assert suite.count(f"<p>{html_lib.escape(note.message)}</p>") == 1
+    assert "gated</b>: test query <span class='small'>(the relevance gate held facts back)</span>" in suite
+
+
+def test_report_has_no_gate_note_when_the_gate_kept_no_fact_out():
+    ba = _gated_before_after([0.9, 0.8, 0.7, 0.6])
+    assert gate_note(ba.full) is None  # the gate keeps no retrieved fact out
+    html = _report(ba)
+    assert "class='gate'" not in html and "relevance gate" not in html
+    suite = build_suite_html_report([("ungated", ba)], generated_at=WHEN, ckf_label="tiny")
+    assert "class='gate'" not in suite and "relevance gate" not in suite
 
 
 @pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing")
