@@ -74,7 +74,7 @@ from crp_core.stages.contradictions.subjects import (
 )
 from crp_core.stages.contradictions.swaps import Swap, swap_diffs, swap_pattern, swaps
 from crp_core.stages.contradictions.tokens import Token
-from crp_core.stages.contradictions.typed import INTERVAL_TOLERANCE, interval_values
+from crp_core.stages.contradictions.typed import INTERVAL_TOLERANCE, interval_values, spelled_names
 from crp_core.stages.contradictions.value_compare import value_diffs
 
 __all__ = ["FEATURE_NAMES", "Candidate", "ClauseScorer", "propose"]
@@ -231,15 +231,19 @@ _Changed = tuple[str, list[int], list[int]]
 
 
 def _unstated(d: Doc, cls: str, other: Doc) -> list[int]:
-    """The values of class ``cls`` of ``d`` that no value of the other text states (designators left out); of
-    each side, the first values the rules compare too (``PAIR_MAX_VALUES``): the comparison stays bounded."""
+    """The values of class ``cls`` of ``d`` that no value of the other text states (designators left out; an
+    acronym is stated by the words it abbreviates); of each side, the first values the rules compare too
+    (``PAIR_MAX_VALUES``): the comparison stays bounded."""
     out = []
     ys = other.groups.get(cls, ())[:PAIR_MAX_VALUES]
+    spelled = spelled_names(d, other) if cls == "ent" else frozenset()
     for x in d.groups.get(cls, ())[:PAIR_MAX_VALUES]:
         v = d.values[x]
         t = d.tokens[v.tok]
         if cls == "ent":
-            if present(t.key, other) or (v.plain and v.plain <= other.plain) or _hyphen_stated(t.key, other):
+            if present(t.key, other) or t.key in spelled or (v.plain and v.plain <= other.plain):
+                continue
+            if _hyphen_stated(t.key, other):
                 continue
         elif designator(d.tokens, v.tok) or any(stated_by(t, other.tokens[other.values[y].tok]) for y in ys):
             continue

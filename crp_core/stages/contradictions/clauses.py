@@ -12,6 +12,7 @@ from crp_core.stages.contradictions.loose import Sentence, sentence, vocabulary
 from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.names import demote_weak, merge_names
 from crp_core.stages.contradictions.quantities import signed_temperatures
+from crp_core.stages.contradictions.spans import range_units
 from crp_core.stages.contradictions.tokens import Quantity, Token, measured_things, sentence_spans, word_key
 
 _COMPARATIVES = frozenset(
@@ -32,6 +33,43 @@ _COMPARATIVES = frozenset(
         "newer",
     ]
 )
+#: comparatives of a measure ("no deeper than 15 cm", "not heavier than 25 kg"): a bound only right after its
+#: negation; "No vehicle heavier than 3.5 t may enter" negates the clause, the comparative sizes its subject
+_MEASURE_COMPARATIVES = frozenset(
+    [
+        "younger",
+        "deeper",
+        "shallower",
+        "wider",
+        "narrower",
+        "taller",
+        "heavier",
+        "lighter",
+        "faster",
+        "slower",
+        "bigger",
+        "thicker",
+        "thinner",
+        "further",
+        "farther",
+        "closer",
+        "nearer",
+        "hotter",
+        "colder",
+        "warmer",
+        "cooler",
+        "louder",
+        "steeper",
+        "sooner",
+    ]
+)
+
+
+def _after_negation(toks: list[Token], j: int) -> bool:
+    """Does "no" or "not" stand right before token ``j``, or before "be" right before it ("must not be heavier")?
+    "No one younger than 21 may ..." negates its clause."""
+    k = j - 1 if j > 0 and toks[j - 1].text.lower() == "be" else j
+    return k > 0 and toks[k - 1].kind == NEG and toks[k - 1].text.lower() in ("no", "not")
 
 
 def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
@@ -49,7 +87,12 @@ def _absorb_comparative_negation(toks: list[Token]) -> list[Token]:
     for j in range(n - 1, -1, -1):
         u = out[j]
         clause_end = u.kind == BREAK and u.key != "label"
-        is_cmp = j < n - 1 and u.text.lower() in _COMPARATIVES and out[j + 1].text.lower() == "than"
+        low = u.text.lower()
+        is_cmp = (
+            j < n - 1
+            and out[j + 1].text.lower() == "than"
+            and (low in _COMPARATIVES or (low in _MEASURE_COMPARATIVES and _after_negation(out, j)))
+        )
         comparative[j] = None if clause_end else (j if is_cmp else comparative[j + 1])
         q = u.qty
         bounded[j] = None if u.kind == BREAK else (j if q is not None and q.bound != 0 else bounded[j + 1])
@@ -208,7 +251,8 @@ def tokenize(text: str) -> tuple[Token, ...]:
     """Tokens of ``text`` with character spans into it (SPEC-005 §5.3 value kinds): numbers with
     units, dates, percentages, multipliers, money, rates, clock times, entities, polarity words,
     negations, clause breaks, content and function words. Memoised (a pure function of the text)."""
-    toks = weekday_dates(_compound_durations(signed_temperatures(Lexer(text).run(), text), text), text)
+    toks = signed_temperatures(Lexer(text).run(), text)
+    toks = weekday_dates(_compound_durations(range_units(toks, text), text), text)
     return tuple(
         merge_names(
             _attributive_polarity(_absorb_comparative_negation(_weekday_scope(_noun_coordination(demote_weak(toks))))),

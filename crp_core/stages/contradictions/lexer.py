@@ -122,7 +122,7 @@ class Lexer(ShareLexer):
             "ratio": self.ratio,
             "money": self.money,
             "numw": self.glued_number,
-            "num": self.plain_number,
+            "num": self.plain_count,
             "sym": self.symbol,
         }
         readers.update(dict.fromkeys(IDENT_GROUPS, self.ident))
@@ -241,7 +241,7 @@ class Lexer(ShareLexer):
             s_case = s.lower()  # RFC 2119 "MUST", "NOTE": ordinary words
         else:
             s_case = s
-        size = self.one_in(i) or self.fraction_size(i)  # "one in five", "by a quarter", "a fifth off"
+        size = self.count_in(i) or self.fraction_size(i)  # "one in five", "by a quarter", "a fifth off"
         if size:
             return size
         # numbers written as words

@@ -242,9 +242,9 @@ class NumberLexer(LexerBase):
                 return self.unit_qty(start, raw[j + 3].end, j + 4, base * part, 1.0, "", u, bound, bstart, first)
         if w in FRACTION_PARTS and self.low(j + 1) == "of" and scale == 1.0 and not self.time_after(j + 2):
             return self.share(start, raw[j].end, j + 1, base * FRACTION_PARTS[w], bound, bstart)
-        unit_word = w
+        unit_word = w.removesuffix("'s").removesuffix("’s")  # "one week's allowance" is one week
         unit_end_j = j
-        if w in ("business", "working") and self.low(j + 1) in ("day", "days"):
+        if w in ("business", "working") and self.low(j + 1) in ("day", "days", "week", "weeks"):
             unit_word, unit_end_j = w + "-" + self.low(j + 1), j + 1
         elif w == "calendar" and self.low(j + 1) in ("day", "days", "month", "months", "year", "years"):
             unit_word, unit_end_j = self.low(j + 1), j + 1

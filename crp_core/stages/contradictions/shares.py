@@ -1,6 +1,7 @@
 """The value-conflict lexer's reading of a fraction in words that sizes a change or a share without "of":
 "cut by half", "discounted by a quarter", "a fifth off", "one in five welds", "a one-third deposit" are the
-percentages 50, 25, 20, 20 and 33.3 (docs/decisions/detector-round16.md). "A quarter of the fee" and
+percentages 50, 25, 20, 20 and 33.3 (docs/decisions/detector-round16.md); "nine in ten", "3 out of 4" 90 and 75
+(detector-round25.md). "A quarter of the fee" and
 "two-thirds of the seats" are read by the number readers (:class:`~.quantities.NumberLexer`);
 :class:`ShareLexer` extends them, and :class:`~crp_core.stages.contradictions.lexer.Lexer` extends it."""
 
@@ -9,12 +10,14 @@ from __future__ import annotations
 from crp_core.stages.contradictions.lexicon import FUNCTION_WORDS, NUMBER_WORDS, UNITS
 from crp_core.stages.contradictions.quantities import FRACTION_ONE, FRACTION_PARTS, NumberLexer
 
-__all__ = ["ShareLexer"]
+__all__ = ["PROPORTION_MAX", "ShareLexer"]
 
 #: words between "by" and its fraction that hedge it ("cut by roughly half", "rose by nearly a third")
 HEDGES = frozenset(["about", "roughly", "around", "approximately", "nearly", "almost", "some", "just", "over"])
 #: words after a fraction that make it the size of a discount or a difference ("a fifth off", "a third more")
 DIFFERENCE_AFTER = frozenset(["off", "cheaper", "more", "less", "fewer", "extra", "lower", "higher"])
+#: the largest whole a proportion of two counts is read against ("one in a million" is no count; "1 in 5000" none)
+PROPORTION_MAX = 1000
 
 
 class ShareLexer(NumberLexer):
@@ -46,21 +49,36 @@ class ShareLexer(NumberLexer):
             return 0
         return self.share_at(i, end, part)
 
-    def one_in(self, i: int) -> int:
-        """ "one in five welds": the share 20%; the index after it, 0 when the words are none. The count after
-        "in" is a number word or digits, at least 2, and a noun or "of" follows it ("one in ten of them")."""
-        if self.low(i) != "one" or self.low(i + 1) != "in" or i + 2 >= len(self.raw):
-            return 0
-        r = self.raw[i + 2]
+    def count_at(self, i: int) -> float:
+        """The whole count written at raw ``i`` (digits or a number word), 0 when there is none."""
+        if i >= len(self.raw):
+            return 0.0
+        r = self.raw[i]
         if r.group == "num" and r.text.isdigit():
-            n = float(r.text)
-        elif r.low in NUMBER_WORDS:
-            n = float(NUMBER_WORDS[r.low])
+            return float(r.text)
+        return float(NUMBER_WORDS.get(r.low, 0))
+
+    def plain_count(self, i: int) -> int:
+        """Digits at raw ``i``: a proportion they open ("3 in 4 tenants"), else the number reader's quantity."""
+        return self.count_in(i) or self.plain_number(i)
+
+    def count_in(self, i: int) -> int:
+        """ "one in five welds", "nine out of ten seeds", "3 in 4 of them": the share it states (20%, 90%, 75%);
+        the index after it, 0 when the words are none. The whole is 2 to :data:`PROPORTION_MAX`, the part at most
+        the whole, and a noun or "of" follows ("one in 2 days" is a duration; "3 in 2019" a year)."""
+        part = self.count_at(i)
+        if self.low(i + 1) == "in":
+            at = i + 2
+        elif self.low(i + 1) == "out" and self.low(i + 2) == "of":
+            at = i + 3
         else:
             return 0
-        if n < 2 or i + 3 >= len(self.raw) or self.raw[i + 3].group != "word" or self.low(i + 3) in UNITS:
+        whole = self.count_at(at)
+        if not (2 <= whole <= PROPORTION_MAX and 0 < part <= whole):
             return 0
-        return self.share_at(i, i + 3, 1.0 / n)
+        if at + 1 >= len(self.raw) or self.raw[at + 1].group != "word" or self.low(at + 1) in UNITS:
+            return 0
+        return self.share_at(i, at + 1, part / whole)
 
     def by_before(self, i: int) -> bool:
         """Is raw ``i`` right after "by", or after "by" and one hedge ("by roughly half")?"""

@@ -215,13 +215,31 @@ def _one_sided_name(d: Doc, sent: int, other: Doc, names: frozenset[str]) -> boo
 ACRONYM_MAX = 6
 
 
+#: the small words inside a name that its acronym skips ("LGSCO" / "Local Government and Social Care Ombudsman")
+NAME_CONNECTORS = frozenset(["and", "of", "for", "&"])
+
+
+def _inside_name(toks: tuple[Token, ...], k: int) -> bool:
+    """Is token ``k`` a connector word between two names ("Parliamentary and Health Service Ombudsman")?"""
+    return (
+        0 < k < len(toks) - 1
+        and toks[k].text.lower() in NAME_CONNECTORS
+        and toks[k - 1].kind == ENTITY
+        and toks[k + 1].kind == ENTITY
+    )
+
+
 @text_memo()
 def _initials(text: str) -> tuple[str, tuple[str, ...]]:
     """The first letters of the text's words and names in order (a hyphenated word and a name of several words
-    give one letter a part), and the key each letter comes from (memoised per text)."""
+    give one letter a part; a connector between two names none), and the key each letter comes from (memoised
+    per text)."""
     letters: list[str] = []
     keys: list[str] = []
-    for t in analyse(text).tokens:
+    toks = analyse(text).tokens
+    for k, t in enumerate(toks):
+        if _inside_name(toks, k):
+            continue
         if t.kind == ENTITY and len(t.parts) > 1:
             parts = [p[1] for p in t.parts]
         elif t.kind in (WORD, ENTITY):
@@ -259,3 +277,11 @@ def acronym_keys(da: Doc, db: Doc) -> frozenset[str]:
                 out.add(t.key)
                 out.update(k for k in keys[at : at + len(t.text)] if k)
     return frozenset(out)
+
+
+def spelled_names(da: Doc, db: Doc) -> frozenset[str]:
+    """The keys of the acronyms one text spells out in the other's words, and of those words: the two name one
+    thing. An acronym its own text spells out too is a symbol of its own ("the special opening quotation ...
+    published under the symbol SOQ"), left out."""
+    found = acronym_keys(da, db)
+    return found - acronym_keys(da, da) - acronym_keys(db, db) if found else found

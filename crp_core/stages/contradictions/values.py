@@ -75,7 +75,7 @@ from crp_core.stages.contradictions.subjects import (
 )
 from crp_core.stages.contradictions.swaps import dates_as_labels
 from crp_core.stages.contradictions.tokens import Token
-from crp_core.stages.contradictions.typed import typed_diffs
+from crp_core.stages.contradictions.typed import spelled_names, typed_diffs
 from crp_core.stages.contradictions.value_compare import opposite_extremes, value_diffs
 
 __all__ = [
@@ -100,7 +100,18 @@ __all__ = [
 class _Pair:
     """One comparison of two analysed texts (short-lived: caches clause alignment)."""
 
-    __slots__ = ("_lone_a", "_lone_b", "_matching", "da", "db", "foreign_a", "foreign_b", "overlaps", "scores")
+    __slots__ = (
+        "_lone_a",
+        "_lone_b",
+        "_matching",
+        "da",
+        "db",
+        "foreign_a",
+        "foreign_b",
+        "overlaps",
+        "scores",
+        "spelled",
+    )
 
     def __init__(self, da: Doc, db: Doc) -> None:
         self.da, self.db = da, db
@@ -111,6 +122,7 @@ class _Pair:
         self._matching: list[tuple[int, int]] | None = None
         self._lone_a: dict[int, bool] = {}
         self._lone_b: dict[int, bool] = {}
+        self.spelled = spelled_names(da, db)  # a name and the acronym that abbreviates it
 
     def lone_entity(self, side_a: bool, ci: int) -> bool:
         """Does clause ``ci`` name something the other text never mentions?"""
@@ -224,12 +236,14 @@ def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: l
     for x in xs[:PAIR_MAX_VALUES]:
         va = va_all[x]
         # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
-        if va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain:
+        if (va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain) or ta[va.tok].key in p.spelled:
             continue
         a_tok, ctx_a = ta[va.tok], va.ctx
         for y in ys:
             vb = vb_all[y]
-            if vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain:
+            if (vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain) or tb[
+                vb.tok
+            ].key in p.spelled:
                 continue
             if p.value_score(va.clause, vb.clause) < 0 or opposite_extremes(ctx_a, vb.ctx):
                 continue
