@@ -50,8 +50,10 @@ def before_after_tab(
     result: PipelineResult,
     decisions: Mapping[str, Any] | None,
     dkey: str,
+    ds: DecisionSet,
 ) -> None:
-    """The tab: a fan-out width for this view, both runs (kept for the last inputs), the report."""
+    """The tab: a fan-out width for this view, both runs (kept for the last inputs), the report. ``decisions``:
+    the pair decisions as the runs take them; ``ds``: the decisions in force, which the report lists."""
     st.caption(
         "The same scenario through SPEC-024-only retrieval (no recency factor, no contradiction "
         "resolution, naive fan-out) and through the full SPEC-027 pipeline."
@@ -76,7 +78,7 @@ def before_after_tab(
     if ba is None:
         return
     before_after_view(ba)
-    _report_button(ba, decisions if isinstance(decisions, DecisionSet) else None)
+    _report_button(ba, ds if ds.count else None)
 
 
 def kept_before_after(
@@ -128,6 +130,7 @@ def report_inputs(ba: BeforeAfter, decisions: DecisionSet | None, name: str, lab
         now=format_timestamp(full.now),
         fanout_width=ba.fanout_width,
         out=f"crp-before-after-{name.rsplit('.', 1)[0] or 'scenario'}.html",
+        no_triage_db=not in_force,
     )
     return ReportInputs(
         ckf_label=label,

@@ -312,7 +312,7 @@ def main() -> None:
         lambda: suite_tabs.suite_tab(corpus, suite_decisions, dkey),
         lambda: autotune_tab.autotune_tab(corpus, suite_decisions, dkey),
         lambda: compare_tab(corpus, scenario, config, result, decisions, dkey),
-        lambda: before_after_tab.before_after_tab(corpus, scenario, config, result, decisions, dkey),
+        lambda: before_after_tab.before_after_tab(corpus, scenario, config, result, decisions, dkey, ds),
         lambda: history_tab.history_tab(corpus),  # the experiment history (crp_ui/history_tab.py)
     )
     for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):

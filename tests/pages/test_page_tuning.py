@@ -187,3 +187,27 @@ def test_the_selected_tab_comes_from_the_url(ui_env):
     assert at.session_state["tab"] == "Compare" and at.query_params.get("tab") in ("Compare", ["Compare"])
     at = run_page("tuning", params={"tab": "no such tab"})
     assert not at.exception and at.session_state["tab"] == "Sweep"
+
+
+def test_before_after_report_lists_the_decisions_in_force(ui_env, monkeypatch):
+    """The tab hands the report the decision set in force (the runs take a plain mapping of pair decisions: the
+    report read that as 'no operator decision applied' while the runs applied them)."""
+    import os
+
+    from crp_core import Decision, DecisionStore
+    from crp_core.io.ckf import load_ckf
+    from crp_ui import before_after_tab
+
+    seen = []
+    monkeypatch.setattr(before_after_tab, "_report_button", lambda ba, decisions: seen.append((ba, decisions)))
+    a, b = (f.fact_id for f in load_ckf(str(ui_env / "knowledge_base.jsonl")).facts[:2])
+    with DecisionStore(os.environ["CRP_INSPECT_TRIAGE_DB"], create=True) as store:
+        store.record(Decision.override(a, b, winner=a, operator="tester"))
+    at = run_page("tuning", params={"tab": "Before / after"})
+    assert not at.exception, [e.value for e in at.exception]
+    (ba, decisions), *_ = seen
+    assert decisions is not None and decisions.count == 1
+    inputs = before_after_tab.report_inputs(ba, decisions, "demo.json", "kb")
+    assert inputs.decisions_in_force == 1 and "--no-triage-db" not in inputs.command
+    # with nothing in force the command says so: a store found later would apply its decisions
+    assert "--no-triage-db" in before_after_tab.report_inputs(ba, None, "demo.json", "kb").command
