@@ -111,7 +111,7 @@ if TYPE_CHECKING:
         Addressed, Expectations, ExpectedConflict, Fact, GivenEdge, ImportSummary, KnowledgeBase, Scenario, SdkState,
         SubQuery
     )
-    from crp_core.relevance_gate import GateNote, gate_note
+    from crp_core.relevance_gate import GateCounts, GateNote, gate_counts, gate_note
     from crp_core.pipeline import STAGES, run_pipeline
     from crp_core.records import (
         FANOUT_DUPLICATES, FANOUT_REACHING, AuditEvent, Authority, CandidateSet, CDGRResult, CDRTable, Clamp,
@@ -254,7 +254,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "SdkState",
         "SubQuery",
     ),
-    "crp_core.relevance_gate": ("GateNote", "gate_note"),
+    "crp_core.relevance_gate": ("GateCounts", "GateNote", "gate_counts", "gate_note"),
     "crp_core.pipeline": ("STAGES", "run_pipeline"),
     "crp_core.records": (
         "AuditEvent",
@@ -463,7 +463,7 @@ __all__ = [
     "STAGES", "run_pipeline", "PipelineResult", "Clamp", "CandidateSet", "RecencyTable", "CDRTable", "ConnectorTable",
     "CDGRResult", "Authority", "ValueDiff", "ValueConflict", "ConflictPair", "AuditEvent", "Resolution",
     "FanoutResult", "PackedFact", "Envelope", "TieGroup", "FactOutcome", "values_conflict", "authority_of",
-    "LanguageProfile", "language_profile", "GateNote", "gate_note",
+    "LanguageProfile", "language_profile", "GateCounts", "GateNote", "gate_counts", "gate_note",
     # JSON reports
     "run_report", "fact_rows_report", "fact_columns", "fanout_report", "pair_dict", "dumps", "suite_metrics_report",
     "tune_report", "export_report_dict",

@@ -28,7 +28,7 @@ import numpy as np
 if TYPE_CHECKING:
     from crp_core.records import PipelineResult
 
-__all__ = ["GateNote", "NEAREST_SHOWN", "gate_note"]
+__all__ = ["GateCounts", "GateNote", "NEAREST_SHOWN", "gate_counts", "gate_note"]
 
 #: how many of the gated facts' relevances the note names (the highest)
 NEAREST_SHOWN = 3
@@ -95,4 +95,46 @@ def gate_note(result: PipelineResult) -> GateNote | None:
         nearest=tuple(float(r) for r in gated[:NEAREST_SHOWN]),
         suggested=suggested,
         admitted=admitted,
+    )
+
+
+@dataclass(frozen=True)
+class GateCounts:
+    """The gate's counts on one run: what every view says of it (the CLI's summary, Overview, the note)."""
+
+    retrieved: int  # candidates (the union of the HNSW top-K searches)
+    passed: int  # candidates at or above the gate
+    below: int  # candidates under it: none can be an anchor
+    connectors: int  # of ``below``, those the graph walk still chose as connectors (a connector is not gated,
+    # SPEC-025 §2.5)
+
+    @property
+    def gated_out(self) -> int:
+        """The candidates the gate kept out of the envelope: under it and not chosen as connectors."""
+        return self.below - self.connectors
+
+    def summary(self) -> str:
+        """``126 below the relevance gate, 6 of them chosen as connectors, which are not gated``."""
+        if not self.connectors:
+            return f"{self.below} below the relevance gate"
+        chosen = (
+            "1 of them chosen as a connector, which is"
+            if self.connectors == 1
+            else (f"{self.connectors} of them chosen as connectors, which are")
+        )
+        return f"{self.below} below the relevance gate, {chosen} not gated"
+
+
+def gate_counts(result: PipelineResult) -> GateCounts:
+    """How many of ``result``'s candidates passed its gate, how many fell under it, and how many of those the
+    selection took as connectors."""
+    cand = result.candidates
+    facts = result.corpus.kb.facts
+    connectors = {o.fact_id for o in result.outcomes if o.role == "connector"}
+    below_rows = cand.idx[~cand.passed_gate]
+    return GateCounts(
+        retrieved=int(cand.idx.size),
+        passed=int(np.count_nonzero(cand.passed_gate)),
+        below=int(below_rows.size),
+        connectors=sum(1 for r in below_rows.tolist() if facts[r].fact_id in connectors),
     )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from crp_core import gate_counts
 from crp_ui import breakdown, charts, labels_view, render, shell, state, tables
 
 
@@ -80,9 +81,9 @@ def main() -> None:
             column_config=breakdown.column_config(timings),
             key="crp.page.overview.timings",
         )
-        gated_out = int((~result.candidates.passed_gate).sum())
         st.caption(
-            f"{gated_out} candidate(s) gated out (relevance < cdr_min_relevance {result.config.cdr_min_relevance:g})."
+            f"Candidates: {gate_counts(result).summary()} (relevance < cdr_min_relevance "
+            f"{result.config.cdr_min_relevance:g})."
         )
 
     st.subheader("Data-quality warnings")

@@ -121,8 +121,9 @@ def _print_summary(result: PipelineResult, kb: KnowledgeBase, od: OperatorDecisi
         out(f"  {k}: {v}\n")
     _print_envelope(result)
     _print_conflicts(result)
-    n_gated = sum(1 for o in result.outcomes if o.role == "gated")
-    out(f"\nscored facts: {len(result.outcomes)} ({n_gated} gated out)\n")
+    from crp_core.relevance_gate import gate_counts
+
+    out(f"\nscored facts: {len(result.outcomes)} ({gate_counts(result).summary()})\n")
     if result.known_conflicts:
         out(f"\nknown-conflict guard ({len(result.known_conflicts)})\n")
         for f in result.known_conflicts:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from crp_core import gate_note, run_report
+from crp_core import gate_counts, gate_note, run_report
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
 from tests.support.factories import at_cos, fact, make_corpus, make_scenario
@@ -136,3 +136,25 @@ def test_a_run_at_the_suggested_gate_admits_what_the_note_counts(rel, gate, budg
     assert passed == note.passed + note.admitted
     assert passed >= min(note.anchor_places, note.retrieved)
     assert note.suggested <= note.threshold and note.nearest[0] < note.threshold
+
+
+def test_gate_counts_by_hand():
+    # the note's corpus: F0, F1 pass the 0.55 gate, F2-F5 fall under it, no graph walk: no connector
+    counts = gate_counts(_run(RELEVANCES, envelope_fact_budget=10))
+    assert (counts.retrieved, counts.passed, counts.below, counts.connectors, counts.gated_out) == (6, 2, 4, 0, 4)
+    assert counts.summary() == "4 below the relevance gate"
+
+
+def test_a_connector_under_the_gate_is_counted_apart():
+    # A and D at relevance 0.56 (anchors), B at 0 (under the gate) bridges them: cos(A, B) = cos(D, B) =
+    # sqrt(1 - 0.56^2) * 0.78 = 0.6462 (edges), cos(A, D) = 0.6864 * 0.30 + 0.3136 = 0.5195 (no edge); the graph
+    # walk chooses B as a connector, which SPEC-025 §2.5 does not gate
+    low = np.linalg.cholesky(np.array([[1, 0.3, 0.78], [0.3, 1, 0.78], [0.78, 0.78, 1]]))
+    a, b = np.sqrt(1 - 0.56**2), 0.56
+    vecs = np.array([np.append(a * low[0], b), np.append(a * low[1], b), np.append(low[2], 0.0)])
+    facts = [fact(x, f"fact {x} about its own topic", modified_at="2026-05-01") for x in ("A", "D", "B")]
+    result = run_pipeline(make_corpus(facts, vecs), make_scenario(np.array([0, 0, 0, 1.0])))
+    assert [p.fact_id for p in result.envelope.order if p.role == "connector"] == ["B"]
+    counts = gate_counts(result)
+    assert (counts.retrieved, counts.passed, counts.below, counts.connectors, counts.gated_out) == (3, 2, 1, 1, 0)
+    assert counts.summary() == "1 below the relevance gate, 1 of them chosen as a connector, which is not gated"
