@@ -1,6 +1,7 @@
-"""An admin's revert of a decision on the Conflicts page: a new log entry naming the decision it takes back,
-with the reason (``crp_core.Decision.revert``); the log itself is never edited. Other roles see the
-section with its controls disabled and why."""
+"""A revert of a decision on the Conflicts page: a new log entry naming the decision it takes back, with the
+reason (``crp_core.Decision.revert``); the log itself is never edited. An admin reverts any decision; in single
+mode (no team file) an operator reverts their own (docs/decisions/triage-log.md "Roles and names"). Other roles
+see the section with its controls disabled and why."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 
 import streamlit as st
 
-from crp_core import ConflictPair, CRPError, Decision, KnowledgeBase, StaleDecisionError
+from crp_core import ConflictPair, CRPError, Decision, KnowledgeBase, Role, StaleDecisionError
 
 from . import conflicts_view as cv
 from . import decisions, render, state, team
@@ -33,7 +34,12 @@ def _on_revert(pair: ConflictPair, fingerprint: str, kb_name: str | None, based_
     pk = cv.p_key(pair)
     target = state.recall(K_REVERT + "target." + pk)
     reason = str(state.recall(K_REVERT + "reason." + pk, "") or "").strip()
-    refusal = None if team.identity().can_revert else "only an admin reverts a decision"
+    who = team.identity()
+    chosen = next((d for d in state.recall(K_REVERT + "options." + pk, ()) if d.id == target), None)
+    if chosen is not None:
+        refusal = who.revert_refusal(chosen)
+    else:
+        refusal = None if who.can_revert else "only an admin reverts a decision"
     if refusal is None and not reason:
         refusal = "give the reason: it is what the log keeps of this revert"
     if refusal is not None or target is None:
@@ -71,19 +77,29 @@ def revert_section(pair: ConflictPair, hist: list[Decision], kb: KnowledgeBase) 
     msg = state.forget(K_REVERT_MSG)
     if msg:
         (st.success if msg[0] else st.error)(render.md_escape(msg[1]))
-    targets = revertible(hist)
-    if not targets:
-        return
     pk = cv.p_key(pair)
     who = team.identity()
+    # an admin takes back any decision; an operator of single mode (no team file) their own
+    targets = [d for d in revertible(hist) if who.role is Role.ADMIN or who.revert_refusal(d) is None]
+    if not revertible(hist):
+        return
     by_id = {d.id: d for d in targets}
-    with st.expander("Revert a decision (admin)", expanded=False):
+    state.remember(K_REVERT + "options." + pk, tuple(targets))
+    title = "Revert a decision" if who.role is Role.ADMIN else "Revert a decision of yours"
+    with st.expander(title if who.can_revert else "Revert a decision (admin)", expanded=False):
         if not who.can_revert:
             st.caption(
                 render.md_escape(
                     f"Only an admin reverts a decision; {who.operator or 'this session'} is {who.role.value}."
                 )
             )
+        elif not targets:
+            st.caption(
+                render.md_escape(
+                    f"None of this pair's decisions is {who.operator}'s: only an admin reverts another operator's."
+                )
+            )
+            return
         target = st.selectbox(
             "Decision to take back",
             list(by_id),

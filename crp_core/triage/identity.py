@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crp_core.decisions import DecisionError, normalise_operator
-from crp_core.triage.roles import Role
+from crp_core.decisions import Decision, DecisionError, normalise_operator
+from crp_core.triage.roles import Role, may_revert
 from crp_core.triage.team import TeamConfig
 
 
@@ -40,6 +40,7 @@ class Identity:
     source: str
     missing: str | None = None
     role: Role = Role.VIEWER
+    own_reverts: bool = False  # the role book lets an operator revert their own decisions (single mode)
 
     @property
     def can_record(self) -> bool:
@@ -47,7 +48,14 @@ class Identity:
 
     @property
     def can_revert(self) -> bool:
-        return self.operator is not None and self.role is Role.ADMIN
+        """May revert some decision: an admin any, an operator of single mode their own."""
+        return self.operator is not None and (self.role is Role.ADMIN or (self.own_reverts and self.can_record))
+
+    def revert_refusal(self, target: Decision) -> str | None:
+        """Why this session may not revert ``target`` (None when it may)."""
+        if self.operator is None:
+            return self.missing or "no operator: read-only"
+        return may_revert(self.operator, self.role, target, own_reverts=self.own_reverts)
 
     def refusal(self) -> str | None:
         """Why this session may not record a decision (None when it may)."""
@@ -128,4 +136,10 @@ def resolve_identity(
         who = from_typed_name(typed)
     if who.operator is None:
         return who
-    return Identity(mode=who.mode, operator=who.operator, source=who.source, role=team.roles.role_of(who.operator))
+    return Identity(
+        mode=who.mode,
+        operator=who.operator,
+        source=who.source,
+        role=team.roles.role_of(who.operator),
+        own_reverts=team.roles.own_reverts,
+    )

@@ -54,10 +54,13 @@ class TeamConfigError(ValidationError, ConfigError):
 
 @dataclass(frozen=True)
 class RoleBook:
-    """Normalised operator name -> :class:`Role`; ``default`` for a name not listed."""
+    """Normalised operator name -> :class:`Role`; ``default`` for a name not listed. ``own_reverts``: an operator
+    may revert a decision they recorded themselves (single mode, no roles nor team file: one person, whose
+    mistakes nobody else can take back); reverting another operator's decision always needs an admin."""
 
     members: Mapping[str, Role] = field(default_factory=lambda: MappingProxyType({}))
     default: Role = Role.OPERATOR
+    own_reverts: bool = False
 
     def role_of(self, operator: str) -> Role:
         """The role of ``operator`` (normalised first; DecisionError for a name that cannot be one)."""
@@ -67,21 +70,37 @@ class RoleBook:
         """The role ``decision.operator`` holds, when it may record ``decision``; else
         :class:`PermissionRefused` saying why (a viewer records nothing, only an admin reverts)."""
         role = self.role_of(decision.operator)
-        return check_role(decision, role)
+        return check_role(decision, role, own_reverts=self.own_reverts)
 
 
-def check_role(decision: Decision, role: Role | str) -> Role:
-    """``role`` when it may record ``decision``; :class:`PermissionRefused` otherwise."""
+def check_role(decision: Decision, role: Role | str, *, own_reverts: bool = False) -> Role:
+    """``role`` when it may record ``decision``; :class:`PermissionRefused` otherwise. With ``own_reverts`` an
+    operator's revert passes here, and the store checks that the decision it takes back is their own."""
     r = Role(role)
     if r is Role.VIEWER:
         raise PermissionRefused(decision.operator, r, "a viewer sees the decisions but records none")
-    if decision.kind == REVERT and r is not Role.ADMIN:
+    if decision.kind == REVERT and r is not Role.ADMIN and not own_reverts:
         raise PermissionRefused(decision.operator, r, "only an admin reverts a decision")
     return r
 
 
-#: everybody is an operator: the role book of single mode and of a team without a roles file
+def may_revert(operator: str, role: Role | str, target: Decision, *, own_reverts: bool) -> str | None:
+    """Why ``operator`` (holding ``role``) may not revert ``target``, None when they may: an admin reverts any
+    decision; with ``own_reverts`` an operator reverts their own."""
+    r = Role(role)
+    if r is Role.ADMIN:
+        return None
+    if r is Role.OPERATOR and own_reverts:
+        if normalise_operator(target.operator) == normalise_operator(operator):
+            return None
+        return f"only an admin reverts another operator's decision (#{target.id} is {target.operator}'s)"
+    return "only an admin reverts a decision"
+
+
+#: everybody is an operator: the role book of a team without a roles file
 EVERYONE_OPERATOR = RoleBook()
+#: single mode (no roles file, no team file): everybody an operator, who may revert their own decisions
+SINGLE_PERSON = RoleBook(own_reverts=True)
 
 
 def key_line(text: str, key: str) -> int:

@@ -45,7 +45,7 @@ from crp_core.triage.claims import Claim, Tx, claim_next_in, claim_of, live_clai
 from crp_core.triage.log import export_csv, export_json
 from crp_core.triage.migrations import V1_COLUMNS, checked_row, v1_rows_as_v2
 from crp_core.triage.pg_store import PostgresBackend, is_postgres_url
-from crp_core.triage.roles import PermissionRefused, Role, RoleBook, check_role
+from crp_core.triage.roles import PermissionRefused, Role, RoleBook, check_role, may_revert
 from crp_core.triage.schema import APPLICATION_ID, SCHEMA_VERSION, claims, decisions
 from crp_core.triage.sqlite_store import DEFAULT_BUSY_TIMEOUT_S, SqliteBackend
 
@@ -185,6 +185,9 @@ class DecisionStore:
             )
         if target.kind == REVERT:
             raise DecisionError([("reverts", f"#{d.reverts} is a revert itself; record the decision again instead")])
+        why = may_revert(d.operator, d.role, target, own_reverts=self.roles is not None and self.roles.own_reverts)
+        if why is not None:
+            raise PermissionRefused(d.operator, d.role, why)
         done = tx.rows(select(decisions.c.id).where(decisions.c.reverts == d.reverts))
         if done:
             raise DecisionError([("reverts", f"decision #{d.reverts} was reverted already (by #{done[0][0]})")])

@@ -32,6 +32,7 @@ from crp_core.support.files import read_regular_file
 from crp_core.triage.roles import (
     EVERYONE_OPERATOR,
     MAX_TEAM_FILE_BYTES,
+    SINGLE_PERSON,
     RoleBook,
     TeamConfigError,
     key_line,
@@ -62,8 +63,8 @@ class TeamConfig:
     source: str | None = None
 
 
-#: no team file: one person on a laptop, everybody an operator
-SINGLE = TeamConfig()
+#: no team file: one person on a laptop, everybody an operator who may revert their own decisions
+SINGLE = TeamConfig(roles=SINGLE_PERSON)
 
 
 def _int_in(v: Any, lo: int, hi: int) -> bool:

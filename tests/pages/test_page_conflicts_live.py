@@ -271,3 +271,25 @@ def test_the_revert_takes_back_the_decision_chosen_not_the_newest(triage_env, tm
     target = admin.selectbox(key=K + "revert.target.E1|E2")
     assert target.value is None and [o.split(" · ")[0] for o in target.options] == ["#2"]
     assert admin.button(key=K + "revert.go.E1|E2").disabled
+
+
+def test_single_mode_an_operator_reverts_their_own_decision_and_only_theirs(triage_env):
+    # no team file: one person on a laptop takes back their own mistake; another name's decision is not offered
+    dana, tom = open_page(), open_page()
+    set_operator(dana, "dana")
+    set_operator(tom, "tom")
+    decide(dana, "E1|E2", "override", winner="E2")  # #1
+    decide(tom, "X1|X2", "dismiss")  # #2
+    dana.run()
+    assert [e.label for e in dana.expander if "Revert" in e.label] == ["Revert a decision of yours"]
+    target = dana.selectbox(key=K + "revert.target.E1|E2")
+    assert len(target.options) == 1 and target.options[0].startswith("#1 · dana · override")
+    target.set_value(1).run()
+    dana.text_input(key=K + "revert.reason.E1|E2").input("not a conflict: two ports")
+    dana.button(key=K + "revert.go.E1|E2").click().run()
+    assert any(unmd(s.value) == "Decision #1 reverted by entry #3 (dana)." for s in dana.success)
+    dana.selectbox(key=K + "pair").set_value("X1|X2").run()
+    assert any("None of this pair's decisions is dana's" in unmd(c.value) for c in dana.caption)
+    with DecisionStore(str(triage_env), create=False) as store:
+        rev = store.all()[-1]
+    assert (rev.kind, rev.reverts, rev.role, rev.operator) == ("revert", 1, "operator", "dana")

@@ -27,7 +27,8 @@ def test_single_mode_normalises_the_typed_name():
     bad = from_typed_name("eve\x1b[2J")
     assert bad.operator is None and bad.missing.startswith("the name typed refused: must be a single line")
     who = resolve_identity(SINGLE, typed="Bob", header_values=headers({"x-forwarded-email": ["root@example.org"]}))
-    assert (who.operator, who.role, who.can_record, who.can_revert) == ("bob", Role.OPERATOR, True, False)
+    # single mode: an operator, who may revert their own decisions (test_team.py)
+    assert (who.operator, who.role, who.can_record, who.can_revert) == ("bob", Role.OPERATOR, True, True)
     assert who.refusal() is None
 
 

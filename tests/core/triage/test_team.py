@@ -3,6 +3,8 @@ crp_core.triage.team)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -242,3 +244,19 @@ def test_bad_team_files_name_the_line_and_key(tmp_path, text, problems):
 def test_a_missing_team_file_is_refused(tmp_path):
     with pytest.raises(TeamConfigError, match="cannot read it: No such file or directory"):
         load_team_config(tmp_path / "nope.toml")
+
+
+def test_single_mode_identity_reverts_its_own_decisions_only():
+    from crp_core.triage.identity import resolve_identity
+
+    mine = Decision.accept("A", "B", winner="A", operator="Dana")
+    mine = dataclasses.replace(mine, id=4)
+    theirs = dataclasses.replace(Decision.dismiss("A", "B", operator="tom"), id=5)
+    who = resolve_identity(SINGLE, typed="dana")
+    assert (who.role, who.can_revert) == (Role.OPERATOR, True)
+    assert who.revert_refusal(mine) is None
+    assert who.revert_refusal(theirs) == "only an admin reverts another operator's decision (#5 is tom's)"
+    # a team file without roles: everybody an operator, and only an admin reverts (nobody, here)
+    team = resolve_identity(TeamConfig(), typed="dana")
+    assert (team.can_revert, team.revert_refusal(mine)) == (False, "only an admin reverts a decision")
+    assert resolve_identity(SINGLE).can_revert is False  # no name typed: read-only

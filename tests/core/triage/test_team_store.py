@@ -325,3 +325,22 @@ def test_a_forked_child_uses_a_connection_of_its_own(target):
         assert os.waitstatus_to_exitcode(status) == 0
         assert [d.operator for d in s.all()] == ["parent", "child"]  # the parent's connection still works
         assert s.record(Decision.dismiss("A", "D", operator="parent")).id == 3 and s.verify().ok
+
+
+def test_single_mode_lets_an_operator_revert_their_own_decisions_only(target):
+    """No roles nor team file (SINGLE_PERSON): the one person on a laptop takes back their own mistake; another
+    operator's decision still needs an admin (a store shared without a team file)."""
+    from crp_core.triage.roles import SINGLE_PERSON
+
+    with open_store(target, create=True, roles=SINGLE_PERSON) as s:
+        mine = s.record(Decision.accept("F1", "F2", winner="F1", operator="Dana"))
+        theirs = s.record(Decision.dismiss("F1", "F3", operator="tom"))
+        r = s.record(Decision.revert("F1", "F2", reverts=mine.id, operator="DANA", reason="not a conflict"))
+        assert (r.kind, r.role, r.reverts) == ("revert", "operator", mine.id)
+        assert "F1|F2" not in s.current().pair_decisions
+        with pytest.raises(PermissionRefused) as e:
+            s.record(Decision.revert("F1", "F3", reverts=theirs.id, operator="dana", reason="disagree"))
+        assert str(e.value) == (
+            "permission refused: field 'role': 'dana' is operator: only an admin reverts another operator's "
+            f"decision (#{theirs.id} is tom's)"
+        )
