@@ -276,7 +276,10 @@ def _print_verdict(
     for note in verdict.notes:
         out(f"note: {visible(note)}\n")
     out(unexercised_text(unexercised))
-    if verdict.passed:
+    if verdict.passed and not verdict.checked:
+        # must_include / must_exclude / conflicts are reported, not gated: only min_ / max_ bounds fail a suite
+        out("PASS: 0 bound(s) checked: no scenario sets a min_ or max_ bound, so the labels above gate nothing\n")
+    elif verdict.passed:
         out(f"PASS: {verdict.checked} bound(s) checked\n")
     else:
         out(f"{'NOT GATED' if recorded_to else 'FAIL'}: {len(verdict.failures)} of {verdict.checked} bound(s) broken\n")

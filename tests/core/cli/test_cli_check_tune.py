@@ -561,3 +561,15 @@ def test_the_check_table_shows_the_conflicts_stage_4_detected(files, capsys):
         got = s["metrics"]["conflicts_detected"]
         assert row.split()[col] == ("-" if got is None else str(got))  # none labelled: no count
     assert any(s["metrics"]["conflicts_detected"] is not None for s in doc["scenarios"].values())
+
+
+def test_a_suite_with_labels_and_no_bound_says_its_pass_gates_nothing(files, capsys, tmp_path):
+    # must_include / must_exclude are reported, not gated: a PASS over no bound says so (a walk-through read
+    # "PASS: 0 bound(s) checked" under a recall of 0.333 as "labels met")
+    ckf, _ = files
+    docs = scenario_docs()
+    for d in docs.values():
+        d["expect"] = {k: v for k, v in d.get("expect", {}).items() if not k.startswith(("min_", "max_"))}
+    rc, out, _ = _check(capsys, ckf, write_suite(tmp_path / "labels_only", docs))
+    assert rc == 0
+    assert "PASS: 0 bound(s) checked: no scenario sets a min_ or max_ bound, so the labels above gate nothing" in out
