@@ -102,7 +102,13 @@ def not_carried() -> list[str]:
     ds = decision_set()
     n = len(ds.pair_decisions) + len(ds.statuses)
     if n:
-        whose = "of the opened snapshot" if opened() is not None else "of this server's triage log"
+        # the server's log is shared: a colleague opening the link on this server sees its decisions; a reader
+        # of another server does not
+        whose = (
+            "of the opened snapshot"
+            if opened() is not None
+            else "of this server's triage log (in force for whoever opens the link on this server, not elsewhere)"
+        )
         out.append(f"{n} triage decision{'' if n == 1 else 's'} {whose}")
     out.extend(state.unlinked())
     return out

@@ -51,7 +51,10 @@ def taken(triage_env: Path) -> tuple[bytes, list[tuple[str, str]]]:
     at = run_page("overview", params={"cfg.envelope_fact_budget": "3"})
     data = at.session_state[K_LAST]
     assert isinstance(data, bytes)
-    assert "1 triage decision of this server" in _notice(at)
+    notice = _notice(at)
+    assert (
+        "1 triage decision of this server" in notice and "in force for whoever opens the link on this server" in notice
+    )
     return data, _numbers(at)
 
 
