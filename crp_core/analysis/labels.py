@@ -13,6 +13,7 @@ display these marks.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -103,6 +104,10 @@ class LabelMarks:
     labels first name them."""
 
     marks: tuple[LabelMark, ...]
+    #: broken kind -> how many facts break a label of that kind (a fact packed against ``must_exclude`` and as an
+    #: expected loser is one leak and one wrong winner, as ``check`` counts them; its mark is LEAK), in
+    #: :data:`MARK_KINDS` order
+    broken_labels: tuple[tuple[str, int], ...] = ()
 
     @cached_property
     def by_id(self) -> Mapping[str, LabelMark]:
@@ -129,6 +134,8 @@ class LabelMarks:
 
     def summary(self) -> str:
         """One line of the nonzero counts, broken kinds first: ``1 leak, 2 missing · 3 OK``; the broken part
+        counts each fact once per kind of label it breaks (``broken_labels``: what check's leaks and wrong winners
+        count), the rest counts facts by their mark; it
         is ``no label broken`` when none is, and the line is ``no labelled fact`` when there is no mark."""
         if not self.marks:
             return "no labelled fact"
@@ -139,8 +146,9 @@ class LabelMarks:
                 f"{counts[k]} {_PLURALS[k][0] if counts[k] == 1 else _PLURALS[k][1]}" for k in kinds if counts[k]
             )
 
-        broken = words(tuple(k for k in MARK_KINDS if k in BROKEN_KINDS)) or "no label broken"
         met = words(tuple(k for k in MARK_KINDS if k not in BROKEN_KINDS))
+        counts.update(self.broken_labels)  # the broken part counts labels, as check's metrics do
+        broken = words(tuple(k for k in MARK_KINDS if k in BROKEN_KINDS)) or "no label broken"
         return f"{broken} · {met}" if met else broken
 
 
@@ -258,4 +266,5 @@ def label_marks(result: PipelineResult, expect: Expectations) -> LabelMarks:
         )
     first = {fid: i for i, fid in enumerate(found)}
     marks.sort(key=lambda m: (m.position is None, m.position or 0, first[m.fact_id]))
-    return LabelMarks(marks=tuple(marks))
+    broken = Counter(k for items in found.values() for k in {kind for kind, _ in items} if k in BROKEN_KINDS)
+    return LabelMarks(marks=tuple(marks), broken_labels=tuple((k, broken[k]) for k in MARK_KINDS if broken[k]))

@@ -61,8 +61,11 @@ def test_s1_labels_at_the_defaults(world):
         LabelMark("F", "MISSING", ("expected winner over E",), "gated", None,
                   f"expected winner over E · not packed: {GATED_F}"),
     )  # fmt: skip
-    assert marks.summary() == "1 leak, 2 missing · 1 expected winner, 4 OK"
+    # E breaks two labels (must_exclude and expected loser to F): one mark, LEAK, and in the line one leak and one
+    # wrong winner, as check's leaks and wrong_winners count them; the met part counts facts
+    assert marks.summary() == "1 leak, 1 wrong winner, 2 missing · 1 expected winner, 4 OK"
     assert marks.counts() == {"LEAK": 1, "WRONG WINNER": 0, "MISSING": 2, "EXPECTED WINNER": 1, "OK": 4}
+    assert marks.broken_labels == (("LEAK", 1), ("WRONG WINNER", 1), ("MISSING", 2))
     assert [m.fact_id for m in marks.unpacked()] == ["D", "F"]
     assert marks.kinds()["E"] == "LEAK" and marks.get("G") is None  # G carries no label
     assert marks.get("E").broken and marks.get("E").packed and not marks.get("B").broken
