@@ -11,7 +11,7 @@ from crp_core.stages.contradictions.tokens import Quantity, Token
 __all__ = ["range_units"]
 
 #: what stands between the two ends of a range of one unit ("35–55 mm", "30 to 45 minutes", "between 2 and 3 kg")
-RANGE_JOINS = frozenset(["-", "–", "—", " - ", " – ", " — ", " to ", "–", " and "])
+RANGE_JOINS = frozenset(["-", "–", "—", " - ", " – ", " — ", " to ", " and "])
 
 #: the dimensions a range end cannot borrow: a count has no unit, a clock time is no measure from zero
 _UNBORROWED_DIMS = frozenset(["", "clock"])
