@@ -287,12 +287,20 @@ def test_step_list_click_and_url_deep_link(fan_env, tmp_path):
     # a link to step 9 (1-based) opens there in a new session
     at2 = _open(scenario=SCENARIO, step="9")
     _check_step(at2, fan, 8)
-    # out of range / not a number: clamped, and said so
+    # out of range / not a number: ignored (step 1), with the warning every link parameter gives, above the
+    # page; spent once the user moves to another step
     at3 = _open(scenario=SCENARIO, step=str(n + 5))
-    _check_step(at3, fan, n - 1)
-    assert _shown(at3.caption, "out of range")
+    _check_step(at3, fan, 0)
+    said = f"Link parameter ignored: step={n + 5}: outside 1..{n}; ignored"
+    assert _shown(at3.main.warning, said), [w.value for w in at3.main.warning]
+    at3.run()
+    assert _shown(at3.main.warning, said)  # a rerun keeps it
+    at3.button(key="crp.fanout.next").click().run()
+    _check_step(at3, fan, 1)
+    assert not _shown(at3.main.warning, "Link parameter ignored: step=")
     at4 = _open(scenario=SCENARIO, step="abc")
     _check_step(at4, fan, 0)
+    assert _shown(at4.main.warning, f"Link parameter ignored: step=abc: not a whole number between 1 and {n}; ignored")
     # the shell's own parameters are kept next to ours
     assert at4.query_params.get("scenario") == SCENARIO
 

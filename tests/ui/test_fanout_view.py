@@ -82,15 +82,23 @@ def test_inactive_reason():
         ("1", 5, (0, False)),
         ("5", 5, (4, False)),
         (" 3 ", 5, (2, False)),
-        ("6", 5, (4, True)),
+        ("6", 5, (0, True)),
         ("0", 5, (0, True)),
         ("-4", 5, (0, True)),
         ("abc", 5, (0, True)),
+        ("3", 0, (0, False)),
     ],
 )
 def test_parse_step_param(value, n, want):
     idx, note = fv.parse_step_param(value, n)
     assert (idx, bool(note)) == want
+
+
+def test_a_step_the_run_does_not_have_is_ignored_in_the_words_of_every_link_parameter():
+    """Not clamped to the last step: ignored (step 1), as a view number out of its range is."""
+    assert fv.parse_step_param("999", 10) == (0, "step=999: outside 1..10; ignored")
+    assert fv.parse_step_param("abc", 10) == (0, "step=abc: not a whole number between 1 and 10; ignored")
+    assert fv.parse_step_param("2.5", 10)[1] == "step=2.5: not a whole number between 1 and 10; ignored"
 
 
 # ---- PCA projection --------------------------------------------------------------------------------
