@@ -157,13 +157,7 @@ def _partitioned_body(
     if step.kind == "parent":
         render.html_block("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"))
     elif step.kind == "partition":
-        render.dataframe(
-            fv.partitions_frame(fan, scenario),
-            hide_index=True,
-            width="stretch",
-            key=f"{K}step.parts",
-            column_config=fv.partitions_columns(),
-        )
+        render.table(fv.partitions_table(fv.partitions_frame(fan, scenario)), hide_index=True)
         st.caption(
             f"Each branch may choose up to {d.get('branch_fact_budget')} facts "
             "(max(3, envelope_fact_budget // branches))."

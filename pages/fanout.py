@@ -196,14 +196,7 @@ def _partition_view(fan: FanoutResult, page_scen: Scenario, corpus: Corpus) -> N
                 "grey rings: addressed sub-queries, projected for context (not fitted)."
             )
     with right:
-        frame = fv.partitions_frame(fan, page_scen)
-        render.dataframe(
-            frame,
-            hide_index=True,
-            width="stretch",
-            key=f"{K}partitions",
-            column_config=fv.partitions_columns(),
-        )
+        render.table(fv.partitions_table(fv.partitions_frame(fan, page_scen)), hide_index=True)
         st.caption(
             f"{len(fan.partitioned.partitions)} disjoint partitions covering the "
             f"{len(residual)} ResidualSet sub-queries; partition k is branch k's scope."

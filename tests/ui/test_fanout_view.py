@@ -445,9 +445,12 @@ def test_partitions_frame(run):
         tuple(p) for p in res.fanout.partitioned.partitions
     ]
     assert set(frame["text"]) == {f"sub-query {s}" for s in frame["sub_query"]}
-    # every column has its width (the partition number hidden: the branch names it), none left to default
-    cols = fv.partitions_columns()
-    assert list(cols) == list(frame.columns) and cols["partition"] is None
+    # shown whole in a wrapping table: the branch names the partition, the text is kept whole
+    shown = fv.partitions_table(frame)
+    assert list(shown["text"]) == list(frame["text"]) and list(shown["branch"]) == list(frame["branch"])
+    labelled = frame.assign(label=["a label"] + [""] * (len(frame) - 1))
+    assert list(fv.partitions_table(labelled).columns) == ["branch", "sub-query", "label", "text"]
+    assert list(fv.partitions_table(frame.assign(label="")).columns) == ["branch", "sub-query", "text"]
 
 
 def test_two_facts_whose_shortened_texts_read_the_same_show_their_ids():
