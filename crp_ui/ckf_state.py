@@ -274,8 +274,7 @@ def _scenario_misfit(corpus: Corpus) -> tuple[str, tuple[Problem, ...]] | None:
 
 
 def load_sample(name: str) -> bool:
-    """Load a CKF the sidebar lists (the samples folder: the bundled sample's, or the server's) by name.
-    Returns False (and records the refusal) when it is refused."""
+    """Load a CKF the sidebar lists by name. Returns False (and records the refusal) when it is refused."""
     if name not in list_samples():
         return _refuse(name, f"no {samples_label().lower()} named {name!r} in {samples_dir()}")
     st.session_state[K_LAST_ATTEMPT] = "sample"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .glossary_pair_terms import PAIR_TERMS
 from .glossary_session_terms import SESSION_TERMS
 
 
@@ -223,28 +224,7 @@ TERMS: tuple[Term, ...] = (
         "SPEC-027 §2.1-2.2, SPEC-005 §5.3",
         ("contradiction", "value conflict"),
     ),
-    Term(
-        "near conflict",
-        "Two packed facts whose texts give different values at a cosine just below contradiction_similarity: "
-        "never arbitrated, both reach the model.",
-        "Stage 4 arbitrates only the pairs whose cosine is above contradiction_similarity (default 0.85). A pair of "
-        "the envelope whose cosine lies within near_conflict_margin (default 0.05) below it, and whose texts the "
-        "detector reads as a value conflict, is a near conflict: nothing suppresses either fact, and the Conflicts "
-        "page names the pair with its cosine and pattern. Lower contradiction_similarity to let authority decide "
-        "it, or decide the pair in the triage queue.",
-        "SPEC-027 §2.2; docs/decisions/near-conflicts.md",
-        ("near conflicts", "near_conflicts", "near-conflict"),
-    ),
-    Term(
-        "gap mark (∅)",
-        "In the two texts of a pair, ∅ stands where the other fact has a word this one lacks (most often a negation).",
-        "The texts of a conflict pair are shown with the values that differ highlighted. When the difference is a "
-        "word only one of them has (a 'not', 'no' or 'never'), the other text shows ∅ where that word would stand: "
-        "'Glass jars are ∅accepted' beside 'Glass jars are not accepted'. Its hover names the pattern (for example "
-        "NEGATION_FLIP); the JSON reports give the same place as an empty span.",
-        "SPEC-027 §2.2; docs/decisions/detector.md; docs/reference/reports.md",
-        ("∅", "gap mark", "gap"),
-    ),
+    *(Term(*entry) for entry in PAIR_TERMS),  # near conflicts and the gap mark of a pair's texts
     Term(
         "tie / NOTE block",
         "Equal authority: both facts stay, with a NOTE telling the model they conflict.",

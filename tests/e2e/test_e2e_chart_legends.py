@@ -24,11 +24,12 @@ from plotly.graph_objects import Figure
 from crp_core import EnvelopeTimeline, pair_timeline
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
+from crp_core.records import Authority, ConflictPair
+from crp_core.stages.contradictions import values_conflict
 from crp_ui import charts, tables
 from crp_ui import time_strip as ts
 from tests.support.factories import fact, make_corpus, make_scenario
 from tests.support.timeline_worlds import KB, NOW
-from tests.ui.test_conflicts_view import _pair
 
 WIDTHS = (360, 700, 1100)
 TOLERANCE_PX = 1.0
@@ -58,10 +59,17 @@ MEASURE = """(tol) => {
 }"""
 
 
-def _authority(role: str) -> Figure:
-    return charts.authority_bars(
-        _pair("wst-010", "wst-011", suppressed="wst-011") if role == "suppressed" else _pair("E1", "E2", tied=True)
-    )
+def _authority(a: str, b: str, *, suppressed: str | None) -> Figure:
+    """A pair of authorities 0.64 and 0.135 (official documentation against a community post), arbitrated or
+    tied."""
+    auth = {
+        a: Authority(a, "official_documentation", 0.8, 1.0, 0.8, 0.64),
+        b: Authority(b, "community", 0.75, 0.3, 0.6, 0.135),
+    }
+    vc = values_conflict("port 2379", "port 4001")
+    assert vc is not None
+    kept = (a,) if suppressed else (a, b)
+    return charts.authority_bars(ConflictPair(a, b, 0.97, vc.patterns, vc, auth, kept, suppressed, suppressed is None))
 
 
 def _histogram() -> Figure:
@@ -128,8 +136,8 @@ def _network() -> Figure:
 
 #: every figure builder of crp_ui.charts with a legend, and the other users of the shared layout
 FIGURES: dict[str, Callable[[], Figure]] = {
-    "authority bars (winner, suppressed)": lambda: _authority("suppressed"),
-    "authority bars (tie)": lambda: _authority("tied"),
+    "authority bars (winner, suppressed)": lambda: _authority("wst-010", "wst-011", suppressed="wst-011"),
+    "authority bars (tie)": lambda: _authority("E1", "E2", suppressed=None),
     "score histogram": _histogram,
     "token budget bar": _token_bar,
     "winner over time": lambda: ts.strip_figure(pair_timeline(KB, "A", "B", CRPConfig(), now=NOW)),
