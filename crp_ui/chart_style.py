@@ -1,6 +1,6 @@
 """What every plotly figure of the dashboard shares: the colours of roles, bands and outcomes, the
-default height and the layout (margins, the legend under the plot), and the words a reader sees for a
-recency rule.
+default height and the layout (margins, the legend under the plot and its axis labels), and the words a reader
+sees for a recency rule.
 
 The semantic colours are defined here once: :data:`GOOD` / :data:`BAD` for better / worse (the
 before / after bars, a step that raises or lowers a score, a fact in the envelope or suppressed) and
@@ -86,8 +86,23 @@ CURVE_COLOURS = (
 LIMIT_COLOUR = "#b00020"
 HEIGHT = 380
 
-#: the layout every chart shares (margins, the legend under the plot)
-LAYOUT: dict[str, Any] = {"margin": {"l": 10, "r": 10, "t": 50, "b": 10}, "legend": {"orientation": "h", "y": -0.18}}
+#: the layout every chart shares: the margins, and the legend under the plot, anchored to the figure's bottom edge
+#: (``yref="container"``) so that plotly makes room for its rows below the x axis's tick labels and title (with
+#: the axes' ``automargin``, :func:`titled`); a legend placed at a fraction of the plot's height under it lay
+#: over the ticks of a short chart
+LAYOUT: dict[str, Any] = {
+    "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+    "legend": {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+}
+#: a legend above the plot, right-aligned (the title keeps the left): for a chart with no room under its axis
+LEGEND_ABOVE: dict[str, Any] = {
+    "orientation": "h",
+    "yref": "paper",
+    "y": 1.02,
+    "yanchor": "bottom",
+    "x": 1.0,
+    "xanchor": "right",
+}
 
 
 #: the longest line of a wrapped category label (characters): at the narrowest chart column of a 1280 px
@@ -108,8 +123,11 @@ def wrap_label(text: str, width: int = LABEL_LINE) -> str:
 
 
 def titled(fig: go.Figure, title: str, height: int = HEIGHT, **kw: Any) -> go.Figure:
-    """``fig`` with its title (left-aligned), height and the shared layout (``kw``: more layout keys)."""
+    """``fig`` with its title (left-aligned), height and the shared layout (``kw``: more layout keys); every axis
+    makes room for its labels (``automargin``), so the legend under the plot starts below them."""
     fig.update_layout(title={"text": title, "x": 0.0, "xanchor": "left"}, height=height, **LAYOUT, **kw)
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
     return fig
 
 

@@ -25,6 +25,7 @@ from .chart_style import (
     GOOD,
     HEIGHT,
     LAYOUT,
+    LEGEND_ABOVE,
     LIMIT_COLOUR,
     OUTCOME_COLOURS,
     PAIR_ROLE_COLOURS,
@@ -217,7 +218,7 @@ def token_budget_bar(envelope: pd.DataFrame, token_budget: int, tokens_used: int
     fig.update_xaxes(title="tokens", range=[0, max(token_budget, tokens_used) * 1.05])
     fig.update_yaxes(visible=False)
     titled(fig, f"Token use: {tokens_used} / {token_budget}", height=230)
-    fig.update_layout(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1.0, xanchor="right"))
+    fig.update_layout(legend=LEGEND_ABOVE)  # the bar is one row high: its legend goes above it
     return fig
 
 

@@ -33,7 +33,7 @@ from crp_core import (
 
 from . import cache, render
 from .config_state import get_config
-from .samples import list_samples, sample_max_bytes, samples_dir, server_limit_note
+from .samples import list_samples, sample_max_bytes, samples_dir, samples_label, server_limit_note
 from .scenario_state import get_scenario
 from .session import (
     K_CKF_LABEL,
@@ -274,9 +274,9 @@ def _scenario_misfit(corpus: Corpus) -> tuple[str, tuple[Problem, ...]] | None:
 
 
 def load_sample(name: str) -> bool:
-    """Load a bundled CKF by name. Returns False (and records the refusal) when it is refused."""
+    """Load a CKF the sidebar lists by name. Returns False (and records the refusal) when it is refused."""
     if name not in list_samples():
-        return _refuse(name, f"no bundled CKF named {name!r} in {samples_dir()}")
+        return _refuse(name, f"no {samples_label().lower()} named {name!r} in {samples_dir()}")
     st.session_state[K_LAST_ATTEMPT] = "sample"
     path = samples_dir() / name
     lenient, limit, smap = get_lenient(), sample_max_bytes(get_config().ckf_max_bytes), _source_map()

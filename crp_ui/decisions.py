@@ -300,11 +300,14 @@ def ckf_download_name(source: str, fmt: str = "") -> tuple[str, str]:
 
 def cleaned_ckf_bytes(kb: KnowledgeBase, ds: DecisionSet) -> tuple[bytes, str, CleanedExport]:
     """The CKF with the statuses in force applied, in the format it was loaded in
-    (``crp_core.export_cleaned_ckf``): ``(bytes, file name, CleanedExport)``."""
-    name, fmt = ckf_download_name(getattr(kb, "source", ""), getattr(kb, "fmt", ""))
+    (``crp_core.export_cleaned_ckf``): ``(bytes, file name, CleanedExport)``. A CKF folder comes as a zip with
+    its export report, which names the CKF as the sidebar lists it (its file name) and the download by its
+    file name: never the server's folder or the temporary directory the export was written in."""
+    source = str(getattr(kb, "source", "") or "")
+    name, fmt = ckf_download_name(source, getattr(kb, "fmt", ""))
     with tempfile.TemporaryDirectory(prefix="crp-cleaned-") as tmp:
         target = os.path.join(tmp, "cleaned" if fmt == "dir" else "cleaned" + fmt)
-        info = export_cleaned_ckf(kb, ds, target)
+        info = export_cleaned_ckf(kb, ds, target, ckf_name=Path(source).name, out_name=name)
         if fmt != "dir":
             return Path(info.path).read_bytes(), name, info
         buf = io.BytesIO()

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
-import streamlit as st
 
 from crp_core import RULE_KMEANS, RULE_ONE_EACH, RULE_SINGLE, FanoutResult, Scenario, SubQuery
 
@@ -47,16 +46,16 @@ def _label(sq: SubQuery | None) -> str:
     return (sq.label or "") if sq else ""
 
 
-def partitions_columns() -> dict[str, object]:
-    """The partition table's columns: the branch names its partition (the number is hidden), the label and the
-    text get the room (a narrow page column cut the label)."""
-    return {
-        "partition": None,
-        "branch": st.column_config.TextColumn("branch", width=72),
-        "sub_query": st.column_config.TextColumn("sub-query", width=120),
-        "label": st.column_config.TextColumn("label", width=110),
-        "text": st.column_config.TextColumn("text", width="large"),
-    }
+#: the partition table's columns as shown, from :func:`partitions_frame`'s (the branch names the partition)
+PARTITION_COLUMNS = {"branch": "branch", "sub_query": "sub-query", "label": "label", "text": "text"}
+
+
+def partitions_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """:func:`partitions_frame` as the page shows it: a short list drawn whole (``render.table`` wraps each
+    cell in its column: a dataframe in the partition view's narrow column cut the sub-queries' text), the
+    partition number left out (the branch names it), and the label column when no sub-query has one."""
+    columns = [c for c in PARTITION_COLUMNS if c != "label" or frame["label"].astype(bool).any()]
+    return frame[columns].rename(columns=PARTITION_COLUMNS)
 
 
 def partitions_frame(fan: FanoutResult, scenario: Scenario) -> pd.DataFrame:

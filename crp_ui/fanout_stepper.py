@@ -2,7 +2,8 @@
 shared-Coverage-Set race, each step's Coverage Set as its branch sees it, and the timelines.
 
 The step index lives in the session and in the URL (``?step=<1-based>``, a page parameter the shell
-leaves alone); every number shown is read from the run's ``crp_core.FanoutResult``.
+leaves alone; a value that is no step of the run is ignored with a warning, :func:`link_warning`); every
+number shown is read from the run's ``crp_core.FanoutResult``.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from crp_core import Corpus, CRPConfig, FanoutResult, FanoutRun, FanoutStep, Sce
 
 from . import breakdown, cache, render, state
 from . import fanout_view as fv
+from .fanout_steps import URL_STEP
 
 K = "crp.fanout."
 K_STEP = K + "step"  # 0-based index of the partitioned step shown
-K_URL_NOTE = K + "url_note"
+K_URL_NOTE = K + "url_note"  # the warning about the link's step, until the user moves to another step
 K_STEP_AT = K + "step_at"  # (run signature, kind, branch) of the step shown: its concept across runs
 K_MOVED_NOTE = K + "moved_note"  # set when a new run (another width) moved the step number
-URL_STEP = "step"  # URL parameter (1-based); one of state.PAGE_PARAMS, so the shell keeps it
 
 KIND_NAMES = {
     "parent": "parent state",
@@ -75,13 +76,21 @@ def current_step(steps: tuple[FanoutStep, ...], result_sig: str = "") -> int:
     return idx
 
 
+def link_warning() -> str:
+    """Why the link's ``step`` was ignored ("" when it was not, or once the user moved to another step); the
+    page shows it with the other link warnings (:func:`stepper` reads the link)."""
+    return str(state.recall(K_URL_NOTE) or "")
+
+
 def _set_step(idx: int, radio_key: str) -> None:
     state.remember(K_STEP, idx)
     state.remember(radio_key, idx)
+    state.forget(K_URL_NOTE)
 
 
 def _on_pick(radio_key: str) -> None:
     state.remember(K_STEP, int(state.recall(radio_key)))
+    state.forget(K_URL_NOTE)
 
 
 # ---- one step -------------------------------------------------------------------------------------
@@ -148,13 +157,7 @@ def _partitioned_body(
     if step.kind == "parent":
         render.html_block("ResidualSet: " + fv.chips_html(d.get("residual_set", []), kind="sq"))
     elif step.kind == "partition":
-        render.dataframe(
-            fv.partitions_frame(fan, scenario),
-            hide_index=True,
-            width="stretch",
-            key=f"{K}step.parts",
-            column_config=fv.partitions_columns(),
-        )
+        render.table(fv.partitions_table(fv.partitions_frame(fan, scenario)), hide_index=True)
         st.caption(
             f"Each branch may choose up to {d.get('branch_fact_budget')} facts "
             "(max(3, envelope_fact_budget // branches))."
@@ -226,9 +229,6 @@ def _naive_detail(fan: FanoutResult, nstep: FanoutStep, corpus: Corpus, scenario
 # ---- the stepper ----------------------------------------------------------------------------------
 def _step_buttons(steps: tuple[FanoutStep, ...], idx: int, radio_key: str) -> None:
     n = len(steps)
-    note = state.recall(K_URL_NOTE)
-    if note:
-        st.caption(f"Link parameter adjusted: {render.md_escape(note)}")
     moved = state.recall(K_MOVED_NOTE)
     if moved:
         st.info(render.md_escape(moved))
@@ -302,4 +302,14 @@ def stepper(fan: FanoutResult, corpus: Corpus, scenario: Scenario, config: CRPCo
         )
 
 
-__all__ = ["K", "K_MOVED_NOTE", "K_STEP", "K_STEP_AT", "KIND_NAMES", "URL_STEP", "current_step", "stepper"]
+__all__ = [
+    "K",
+    "K_MOVED_NOTE",
+    "K_STEP",
+    "K_STEP_AT",
+    "KIND_NAMES",
+    "URL_STEP",
+    "current_step",
+    "link_warning",
+    "stepper",
+]

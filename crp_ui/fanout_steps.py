@@ -14,6 +14,11 @@ import pandas as pd
 
 from crp_core import FANOUT_DUPLICATES, Corpus, CRPConfig, FanoutResult, FanoutRun, FanoutStep, Scenario
 
+from .url_codec import parse_number
+
+#: the stepper's URL parameter (1-based); one of ``url_codec.PAGE_PARAMS``, so the shell keeps it
+URL_STEP = "step"
+
 #: the time label of each step kind, in the style of SPEC-027 §1.1 (T0 read, T1 retrieve, T2 write, T3 merge)
 STEP_TIME = {
     "parent": "T0",
@@ -317,16 +322,10 @@ def comparison_frame(fan: FanoutResult) -> pd.DataFrame:
 
 
 def parse_step_param(value: object, n_steps: int) -> tuple[int, str]:
-    """The URL ``step`` (1-based, as the page shows it) -> (0-based index, warning or '')."""
-    if value in (None, ""):
+    """The URL ``step`` (1-based, as the page shows it) -> (0-based index, warning or ""): a value that is not
+    a step of this run is ignored with the warning every link parameter gives (:func:`crp_ui.url_codec.parse_number`),
+    and the stepper starts at step 1."""
+    if value is None or n_steps <= 0:
         return 0, ""
-    try:
-        k = int(str(value).strip())
-    except ValueError:
-        return 0, f"step={value}: not a number; showing step 1"
-    if n_steps <= 0:
-        return 0, ""
-    if k < 1 or k > n_steps:
-        c = min(max(k, 1), n_steps)
-        return c - 1, f"step={value}: out of range 1..{n_steps}; showing step {c}"
-    return k - 1, ""
+    k, warning = parse_number(URL_STEP, str(value), 1, n_steps, integer=True)
+    return (0 if k is None else int(k) - 1), warning

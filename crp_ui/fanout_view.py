@@ -22,8 +22,8 @@ from .fanout_partitions import (
     PCA_SEED,
     Projection,
     partition_figure,
-    partitions_columns,
     partitions_frame,
+    partitions_table,
     project_partitions,
     rule_text,
 )
@@ -133,7 +133,7 @@ __all__ = [
     "page_scenario",
     "parse_step_param",
     "partition_figure",
-    "partitions_columns",
+    "partitions_table",
     "partitions_frame",
     "picks",
     "project_partitions",

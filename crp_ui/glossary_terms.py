@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .glossary_pair_terms import PAIR_TERMS
 from .glossary_session_terms import SESSION_TERMS
 
 
@@ -223,6 +224,7 @@ TERMS: tuple[Term, ...] = (
         "SPEC-027 §2.1-2.2, SPEC-005 §5.3",
         ("contradiction", "value conflict"),
     ),
+    *(Term(*entry) for entry in PAIR_TERMS),  # near conflicts and the gap mark of a pair's texts
     Term(
         "tie / NOTE block",
         "Equal authority: both facts stay, with a NOTE telling the model they conflict.",

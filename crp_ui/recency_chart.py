@@ -242,13 +242,14 @@ def _recency_layout(stale_floor: float, log_x: bool) -> dict[str, Any]:
         height=560,
         shapes=[floor_line],
         annotations=[floor_note],
-        # the legend's rows start below the axis title (the shared -0.18 lets the title run into them); the
-        # height leaves the plot most of the figure whatever the legend's rows (one per TTL, the states)
-        legend=dict(orientation="h", y=-0.2, yanchor="top"),
+        # the shared legend under the axis title: its rows (one per TTL, the states) take their room from the
+        # figure's height, the axes make room for their labels
         xaxis=dict(
-            title=dict(text="age (days)" + (" — log scale" if log_x else "")), type="log" if log_x else "linear"
+            title=dict(text="age (days)" + (" — log scale" if log_x else "")),
+            type="log" if log_x else "linear",
+            automargin=True,
         ),
-        yaxis=dict(title=dict(text="recency factor"), range=[0, 1.08]),
+        yaxis=dict(title=dict(text="recency factor"), range=[0, 1.08], automargin=True),
     )
 
 

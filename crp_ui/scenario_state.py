@@ -17,7 +17,7 @@ import streamlit as st
 from crp_core import Scenario, ValidationError, load_scenario, load_scenario_bytes, scenario_from_dict
 
 from .config_state import recompute_config
-from .samples import list_scenarios, scenarios_dir
+from .samples import list_scenarios, scenarios_dir, scenarios_label
 from .session import (
     EDITED_SCENARIO,
     K_NOW_DEFAULT,
@@ -110,9 +110,10 @@ def _refuse(source: str, exc: ValidationError) -> bool:
 
 
 def load_scenario_file(name: str) -> bool:
-    """Load a bundled scenario from ``sample_ckf/scenarios/``; its ``config`` table applies."""
+    """Load a scenario the sidebar lists (the scenarios folder: ``sample_ckf/scenarios/``, or the server's
+    under ``crp-inspect dashboard``); its ``config`` table applies."""
     if name not in list_scenarios():
-        st.session_state[K_SCENARIO_REFUSAL] = Refusal(name, f"no bundled scenario named {name!r}")
+        st.session_state[K_SCENARIO_REFUSAL] = Refusal(name, f"no {scenarios_label().lower()} named {name!r}")
         return False
     try:
         s = load_scenario(str(scenarios_dir() / name))

@@ -19,6 +19,7 @@ from .sidebar_config import (
     config_groups,
     config_label,
     config_section,
+    project_cells_text,
     table_edits,
     tables_frame,
 )
@@ -111,6 +112,7 @@ __all__ = [
     "scenario_dict_from_editors",
     "subquery_frame",
     "table_edits",
+    "project_cells_text",
     "tables_frame",
     "widget_key",
 ]

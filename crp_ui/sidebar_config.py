@@ -98,6 +98,8 @@ CONFIG_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _FORMATS = {"authority_tie_tolerance": "%.1e"}
 _STEPS = {"authority_tie_tolerance": 1e-9, "ckf_max_bytes": 1024 * 1024}
 _TABLE_COLUMNS = {"ttl_days": "TTL (days)", "source_authority": "authority", "importance": "importance"}
+#: a table in the words of the caption under it
+_TABLE_WORDS = {"ttl_days": "TTL", "source_authority": "authority", "importance": "importance"}
 
 
 def config_groups() -> list[tuple[str, tuple[str, ...]]]:
@@ -174,16 +176,27 @@ def _config_widget(key: str, config: CRPConfig) -> None:
 
 
 def tables_frame(config: CRPConfig) -> pd.DataFrame:
-    """The three per-source-type tables as one frame (TTL empty = no expiry)."""
+    """The three per-source-type tables as one frame (TTL empty = no expiry); which cells are this project's
+    defaults is :func:`project_cells_text`."""
     rows = []
     for stype in SOURCE_TYPES:
-        marks = [_TABLE_COLUMNS[t] for t in TABLE_KEYS if origin(f"{t}.{stype}") == "project"]
         row: dict[str, Any] = {"source_type": stype}
         for t in TABLE_KEYS:
             row[_TABLE_COLUMNS[t]] = getattr(config, t)[stype]
-        row["project defaults *"] = ", ".join(marks)
         rows.append(row)
     return pd.DataFrame(rows).astype({c: "float64" for c in _TABLE_COLUMNS.values()})
+
+
+def project_cells_text() -> str:
+    """The cells of the tables that are this project's defaults, not fixed by a CRP spec, per table: "TTL of
+    peer_reviewed, internal, ...; authority of ...". Said under the table, where it wraps (a column of them
+    was cut off at the sidebar's edge)."""
+    parts = []
+    for t in TABLE_KEYS:
+        types = [stype for stype in SOURCE_TYPES if origin(f"{t}.{stype}") == "project"]
+        if types:
+            parts.append(f"{_TABLE_WORDS[t]} of {', '.join(types)}")
+    return "; ".join(parts)
 
 
 def table_edits(config: CRPConfig, edited: pd.DataFrame) -> dict[str, Any]:
@@ -230,22 +243,34 @@ def _groups(config: CRPConfig) -> None:
 
 def _tables(config: CRPConfig) -> None:
     st.markdown("**Tables by source type** (TTL `none` = no expiry; empty a cell for no expiry)")
-    # pixel widths that fit the sidebar: the three values side by side, the project-default marks after them
+    # pixel widths that fit the 440 px sidebar: the longest source type whole, each value and its header
+    # (the edit mark takes room); a narrower sidebar scrolls the values while the source type stays
     edited = st.data_editor(
         fixed_frame(TABLES_BASE, "config", lambda: tables_frame(config)),
         key=widget_key("config", "tables"),
         hide_index=True,
         width="stretch",
-        disabled=["source_type", "project defaults *"],
+        disabled=["source_type"],
         placeholder="none",
         column_config={
-            "source_type": st.column_config.TextColumn("source type", width=118),
-            "TTL (days)": st.column_config.NumberColumn("TTL d", min_value=0.0, format="%.1f", width=68),
-            "authority": st.column_config.NumberColumn("auth.", min_value=0.0, max_value=1.0, format="%.2f", width=60),
-            "importance": st.column_config.NumberColumn("imp.", min_value=0.0, max_value=1.0, format="%.2f", width=60),
+            "source_type": st.column_config.TextColumn("source type", width=152, pinned=True),
+            "TTL (days)": st.column_config.NumberColumn(
+                "TTL d", min_value=0.0, format="%.1f", width=66, help="Days before a fact of that type expires."
+            ),
+            "authority": st.column_config.NumberColumn(
+                "auth.", min_value=0.0, max_value=1.0, format="%.2f", width=64, help="Source authority (SPEC-027 §2.3)."
+            ),
+            "importance": st.column_config.NumberColumn(
+                "imp.", min_value=0.0, max_value=1.0, format="%.2f", width=60, help="Importance (SPEC-009 §4.4)."
+            ),
         },
     )
-    st.caption("TTL d: days before a fact of that type expires · auth.: source authority · imp.: importance")
+    st.caption(
+        render.md_escape(
+            "TTL d: days before a fact of that type expires · auth.: source authority · imp.: importance. "
+            f"This project's defaults ({PROJECT_MARK.strip()}, not fixed by a CRP spec): {project_cells_text()}."
+        )
+    )
     changes = table_edits(config, edited)
     if changes and state.set_config_values(changes) is not None:
         st.rerun()  # refused: redraw the table from the kept configuration

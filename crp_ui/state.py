@@ -133,6 +133,7 @@ from .url_codec import (
     set_view_number,
     set_view_subset,
     subset_linkable,
+    tab_refusal,
     view_choice,
     view_number,
     view_subset,
@@ -375,5 +376,6 @@ __all__ = [
     "view_subset",
     "set_view_subset",
     "subset_linkable",
+    "tab_refusal",
     "unlinked",
 ]

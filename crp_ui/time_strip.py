@@ -33,7 +33,7 @@ from crp_core import (
 )
 
 from . import cache, render
-from .chart_style import LAYOUT, OUTCOME_COLOURS
+from .chart_style import OUTCOME_COLOURS, titled
 from .ckf_state import get_ckf
 from .config_state import get_config
 from .decisions import known_conflicts_in_force, pipeline_decisions
@@ -141,13 +141,7 @@ def strip_figure(tl: PairTimeline) -> go.Figure:
     fig.update_yaxes(title_text="authority", rangemode="tozero", row=1, col=1)
     fig.update_yaxes(autorange="reversed", row=2, col=1)
     fig.update_xaxes(type="date", row=2, col=1)
-    fig.update_layout(
-        title={"text": "Winner over time", "x": 0.0, "xanchor": "left"},
-        height=460,
-        barmode="overlay",
-        **LAYOUT,
-    )
-    return fig
+    return titled(fig, "Winner over time", height=460, barmode="overlay")
 
 
 def _marks(fig: go.Figure, tl: PairTimeline, label: Mapping[str, str]) -> None:
@@ -283,12 +277,7 @@ def envelope_figure(env: EnvelopeTimeline, highlight: Sequence[str] = (), *, now
     )
     fig.update_yaxes(autorange="reversed", type="category", dtick=1)  # every fact labelled
     fig.update_xaxes(type="category", tickangle=-45)
-    fig.update_layout(
-        title={"text": "Envelope over time (filled: in the envelope)", "x": 0.0, "xanchor": "left"},
-        height=max(220, 60 + 18 * len(order)),
-        **LAYOUT,
-    )
-    return fig
+    return titled(fig, "Envelope over time (filled: in the envelope)", height=max(220, 60 + 18 * len(order)))
 
 
 # ---- Streamlit -----------------------------------------------------------------------------------

@@ -1,13 +1,15 @@
 """The URL codec: the dashboard's view mirrored in ``st.query_params`` so a link reproduces it.
 
-Parameters: ``ckf`` (bundled sample name, when not the default sample), ``scenario`` (bundled scenario name),
+Parameters: ``ckf`` (the name of a CKF the sidebar lists: the bundled sample's folder, or the server's folder
+under ``crp-inspect dashboard --ckf``; when not the default one), ``scenario`` (a scenario the sidebar lists),
 ``now`` (date, when it differs from the scenario's), ``cfg.<key>=value`` for every config key whose value
 differs from the defaults under the scenario's own ``config`` table, ``fact`` (selected fact id), ``pair``
 (the conflict pair selected on the Conflicts page, ``a|b``; written only on the pages of :data:`PAIR_PAGES`,
 where it selects something). Parameters a page owns (:data:`PAGE_PARAMS`) are left alone by the shell:
 ``step`` (the Fan-out stepper, read and written through :func:`page_param` / :func:`set_page_param`), ``tab``
 (the tabs of the Tuning and Conflicts pages, bound to their ``st.tabs`` with ``bind="query-params"``:
-Streamlit writes and reads it, and refuses to let ``st.query_params`` set or delete it) and the bounded
+Streamlit writes and reads it, and refuses to let ``st.query_params`` set or delete it; :func:`tab_refusal`
+says when it names no tab) and the bounded
 numbers of :data:`VIEW_NUMBERS` (a page's own controls, :func:`view_number` / :func:`set_view_number`) and the
 choices of :data:`VIEW_CHOICES` (:func:`view_choice` / :func:`set_view_choice`). Streamlit clears the URL's
 parameters on a page switch, so a page's own parameters never follow the user to another page.
@@ -22,19 +24,20 @@ import streamlit as st
 
 from crp_core import CORPUS_KEYS, ConfigError, CRPConfig, Scenario, layered_config
 
-from .ckf_state import active_ckf, clear_ckf_refusal, get_ckf_sample, load_sample, pending_load
+from .ckf_state import active_ckf, clear_ckf_refusal, get_ckf_refusal, get_ckf_sample, load_sample, pending_load
 from .config_state import get_config, set_config_error, set_config_values
 from .decisions import parse_pair_param
-from .samples import default_sample, list_samples, list_scenarios
+from .samples import default_sample, list_samples, list_scenarios, samples_label, scenarios_label
 from .scenario_state import (
     clear_scenario_refusal,
     get_scenario_name,
+    get_scenario_refusal,
     load_scenario_file,
     scenario_edited,
     set_now,
     stored_scenario,
 )
-from .session import select_fact, select_pair, selected_fact, selected_pair
+from .session import Refusal, select_fact, select_pair, selected_fact, selected_pair
 
 #: a page's own numeric controls in the URL: name -> (lowest, highest, integer?); a value outside the
 #: range, or not a number, is refused with a message and the control keeps its default
@@ -156,10 +159,17 @@ def set_page_param(name: str, value: str) -> None:
 
 def parse_view_number(name: str, raw: str | None) -> tuple[float | int | None, str]:
     """A :data:`VIEW_NUMBERS` parameter's value -> (the number or None, a warning or "")."""
+    lo, hi, integer = VIEW_NUMBERS[name]
+    return parse_number(name, raw, lo, hi, integer=integer)
+
+
+def parse_number(name: str, raw: str | None, lo: float, hi: float, *, integer: bool) -> tuple[float | int | None, str]:
+    """A numeric link parameter ``name`` bounded to ``lo..hi`` -> (the number or None, a warning or ""): a value
+    that is not a number of its kind, or outside the bounds, is ignored with the warning every link parameter
+    gives ("<name>=<value>: outside lo..hi; ignored")."""
     if raw is None or raw == "":
         return None, ""
-    lo, hi, integer = VIEW_NUMBERS[name]
-    shown = _shown_raw(raw)
+    shown = shown_value(raw)
     try:
         if len(raw) > 40:
             raise ValueError(raw)
@@ -189,7 +199,9 @@ def set_view_number(name: str, value: float, default: float) -> None:
     set_page_param(name, str(int(value)) if integer else repr(float(value)))
 
 
-def _shown_raw(raw: str) -> str:
+def shown_value(raw: str) -> str:
+    """A link parameter's value as a warning quotes it: as given when short and printable, else its first 40
+    characters quoted (a line break or a control character is shown, never drawn)."""
     return raw if len(raw) <= 40 and raw.isprintable() else repr(raw[:40]) + "…"
 
 
@@ -201,7 +213,7 @@ def view_choice(name: str, options: Sequence[str], default: str) -> tuple[str, s
         return default, ""
     if raw in options:
         return raw, ""
-    return default, f"{name}={_shown_raw(raw)}: not one of the choices this page offers; ignored"
+    return default, f"{name}={shown_value(raw)}: not one of the choices this page offers; ignored"
 
 
 def set_view_choice(name: str, value: str, default: str) -> None:
@@ -225,7 +237,7 @@ def view_subset(name: str, options: Sequence[str], default: Sequence[str]) -> tu
     got = raw.split(",")
     if len(got) == len(set(got)) and all(v in options for v in got):
         return got, ""
-    return list(default), f"{name}={_shown_raw(raw)}: not a list of the choices this page offers; ignored"
+    return list(default), f"{name}={shown_value(raw)}: not a list of the choices this page offers; ignored"
 
 
 def subset_linkable(values: Sequence[str]) -> bool:
@@ -240,6 +252,25 @@ def set_view_subset(name: str, values: Sequence[str], default: Sequence[str]) ->
         set_view_choice(name, "", "")
         return
     set_view_choice(name, ",".join(values), "")
+
+
+#: session key prefix of a tab link's warning (+ the parameter's name), kept while the tab opened in its place is
+K_TAB_REFUSED = "crp.url.tab_refused."
+
+
+def tab_refusal(name: str, labels: Sequence[str]) -> str:
+    """The warning for the link's ``name`` parameter of a tab set bound to it (``st.tabs(labels, key=name,
+    bind="query-params")``, drawn after this call) when it names none of ``labels``: Streamlit drops such a
+    value and opens the first tab. The warning stays while that first tab is open (the value is gone from the
+    URL by the next run); "" once the user opened another tab or the tab set was not drawn in the last run
+    (another page, a new visit)."""
+    raw, kept = page_param(name), K_TAB_REFUSED + name
+    if raw and raw not in labels:
+        tabs = ", ".join(labels)
+        st.session_state[kept] = f"{name}={shown_value(raw)}: not one of this page's tabs ({tabs}); ignored"
+    elif raw or st.session_state.get(name) != (labels[0] if labels else None):
+        st.session_state.pop(kept, None)
+    return str(st.session_state.get(kept, ""))
 
 
 def apply_query_params(params: Mapping[str, str]) -> list[str]:
@@ -269,11 +300,11 @@ def _apply_inputs(params: Mapping[str, str]) -> list[str]:
     warnings: list[str] = []
     ckf = params.get("ckf")
     if ckf and not load_sample(ckf):
-        warnings.append(f"ckf={ckf}: no such bundled CKF (or it was refused)")
+        warnings.append(_input_warning("ckf", ckf, list_samples(), samples_label(), get_ckf_refusal()))
         clear_ckf_refusal()
     name = params.get("scenario")
     if name and not load_scenario_file(name):
-        warnings.append(f"scenario={name}: no such bundled scenario (or it was refused)")
+        warnings.append(_input_warning("scenario", name, list_scenarios(), scenarios_label(), get_scenario_refusal()))
         clear_scenario_refusal()
     if active_ckf() is None and pending_load() is None:
         samples = list_samples()
@@ -284,6 +315,19 @@ def _apply_inputs(params: Mapping[str, str]) -> list[str]:
         if scen:
             load_scenario_file(scen[0])
     return warnings
+
+
+def _input_warning(param: str, name: str, listed: Sequence[str], label: str, refusal: Refusal | None) -> str:
+    """A linked CKF or scenario that did not load: not one the sidebar lists (``label`` names where they come
+    from: the bundled sample, or the server's folder), or refused (its first problem, else the refusal's message)."""
+    if name not in listed:
+        return f"{param}={shown_value(name)}: no such {label[0].lower()}{label[1:]}; ignored"
+    if refusal is None:
+        return f"{param}={shown_value(name)}: refused; ignored"
+    problems = refusal.problems
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    why = f"{problems[0]}{more}" if problems else refusal.message
+    return f"{param}={shown_value(name)}: refused ({why}); ignored"
 
 
 def _apply_now(now: str | None) -> list[str]:

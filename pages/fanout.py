@@ -26,7 +26,7 @@ from crp_core import (
 from crp_ui import breakdown, cache, render, shell, state
 from crp_ui import decisions as triage_decisions
 from crp_ui import fanout_view as fv
-from crp_ui.fanout_stepper import K, stepper
+from crp_ui.fanout_stepper import K, link_warning, stepper
 
 EXPLAIN_LOCK = (
     "**Why not a lock? (SPEC-027 §1.2)** A lock on the shared Coverage Set would stop the race, but each "
@@ -196,14 +196,7 @@ def _partition_view(fan: FanoutResult, page_scen: Scenario, corpus: Corpus) -> N
                 "grey rings: addressed sub-queries, projected for context (not fitted)."
             )
     with right:
-        frame = fv.partitions_frame(fan, page_scen)
-        render.dataframe(
-            frame,
-            hide_index=True,
-            width="stretch",
-            key=f"{K}partitions",
-            column_config=fv.partitions_columns(),
-        )
+        render.table(fv.partitions_table(fv.partitions_frame(fan, page_scen)), hide_index=True)
         st.caption(
             f"{len(fan.partitioned.partitions)} disjoint partitions covering the "
             f"{len(residual)} ResidualSet sub-queries; partition k is branch k's scope."
@@ -222,6 +215,8 @@ def main() -> None:
         "(left) next to the naive shared-Coverage-Set fan-out (right). The controls below change this "
         "page only."
     )
+    # the link's warnings sit above the controls; the stepper's (its step needs the run) joins them later
+    link_notes = st.empty()
     width, residual, depth = _controls(scenario, config)
     page_scen, page_cfg = _page_inputs(scenario, config, width, residual, depth)
     try:
@@ -248,6 +243,8 @@ def main() -> None:
     _partition_view(fan, page_scen, corpus)
     sig = _signature(cache.result_key(corpus, page_scen, page_cfg, state.get_now()))
     stepper(fan, corpus, page_scen, page_cfg, sig)
+    if link_warning():
+        link_notes.warning(f"Link parameter ignored: {render.md_escape(link_warning())}")
 
 
 if __name__ == "__main__":  # Streamlit executes page files as scripts

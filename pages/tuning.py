@@ -315,6 +315,9 @@ def main() -> None:
         lambda: before_after_tab.before_after_tab(corpus, scenario, config, result, decisions, dkey, ds),
         lambda: history_tab.history_tab(corpus),  # the experiment history (crp_ui/history_tab.py)
     )
+    refused = state.tab_refusal(TAB_PARAM, TABS)  # Streamlit drops a label no tab has, without a word
+    if refused:
+        st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
         if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all
             with tab:

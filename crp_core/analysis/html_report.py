@@ -54,6 +54,8 @@ margin:14px 0}
 .only{background:#1f5fa8}
 .kind{font-weight:600;white-space:nowrap}
 code{background:#f4f6f8;padding:0 3px;border-radius:3px;white-space:nowrap}
+pre{background:#f4f6f8;padding:8px 10px;border-radius:4px;white-space:pre-wrap;overflow-wrap:anywhere}
+pre code{white-space:inherit;padding:0}
 .small{font-size:.85em;color:#555}
 svg text{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif}
 details{margin:8px 0}

@@ -480,13 +480,17 @@ def export_cleaned_ckf(
     *,
     report_path: str | os.PathLike[str] | None = None,
     write_report: bool = True,
+    ckf_name: str | None = None,
+    out_name: str | None = None,
 ) -> CleanedExport:
     """Write ``kb`` with every decision in force carried (:func:`carry_decisions`) in the format of
     ``path`` (``crp_core.io.ckf.write_ckf``; the producer's given edges, an SDK snapshot's, in
     ``metadata.sdk_edges`` of their source fact as ``import-sdk`` writes them), and the export report
     as JSON at ``report_path``
     (default :func:`report_path_for`; ``write_report=False`` writes no report file). Both writes are
-    atomic; the CKF is written first."""
+    atomic; the CKF is written first. The report names the CKF read and the CKF written by their paths
+    (``kb.source``, ``path``: what a command line was given), or by ``ckf_name`` / ``out_name`` where those
+    paths mean nothing to the reader (a server's folder and temporary directory behind a download)."""
     from crp_core.io.ckf.sdk import with_edges_in_metadata
     from crp_core.io.ckf.write import ckf_format, write_ckf
 
@@ -496,7 +500,13 @@ def export_cleaned_ckf(
         raise ExportError(f"the export report {rpath} would overwrite the cleaned CKF; name another report path")
     cleaned, report = carry_decisions(kb, decision_set)
     written = write_ckf(with_edges_in_metadata(cleaned), out)  # a snapshot's edges too (import-sdk's way)
-    report = replace(report, path=written, report_path=rpath, fmt=ckf_format(written) or "")
+    report = replace(
+        report,
+        ckf_source=ckf_name if ckf_name is not None else report.ckf_source,
+        path=out_name if out_name is not None else written,
+        report_path=rpath,
+        fmt=ckf_format(written) or "",
+    )
     if rpath is not None:
         write_export_report(rpath, report)
     unknown = decision_set.unknown_facts(kb)

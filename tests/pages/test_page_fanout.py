@@ -245,9 +245,14 @@ def test_stepping_forward_and_back_matches_the_pipeline_step_states(fan_env, tmp
 def test_partitions_table_and_comparison_strip_come_from_the_records(fan_env, tmp_path):
     fan = _expected(fan_env, SCENARIO, tmp_path / "c2").fanout
     at = _open(scenario=SCENARIO)
-    parts = [d.value for d in at.dataframe if "sub_query" in d.value.columns][0]
-    shown = [tuple(parts.loc[parts["partition"] == p, "sub_query"]) for p in sorted(set(parts["partition"]))]
+    # a static table that wraps its cells (a dataframe cut the sub-queries' text in the view's narrow column),
+    # the sub-queries' text whole
+    (parts,) = [t.value for t in at.table if "sub-query" in t.value.columns]
+    shown = [tuple(parts.loc[parts["branch"] == f"Branch {p}", "sub-query"]) for p in range(len(set(parts["branch"])))]
     assert shown == [tuple(p) for p in fan.partitioned.partitions]
+    texts = {sq.id: sq.text for sq in load_scenario(str(fan_env / "scenarios" / SCENARIO)).sub_queries}
+    assert [_plain(t) for t in parts["text"]] == [texts[s] for s in parts["sub-query"]]
+    assert not [d for d in at.dataframe if "sub_query" in d.value.columns or "sub-query" in d.value.columns]
     # k-means on three well separated topics groups the two sub-queries of each topic
     assert sorted(shown) == [("sq0a", "sq0b"), ("sq1a", "sq1b"), ("sq2a", "sq2b")]
     assert _shown(at.markdown, "k-means (k = 3)")
@@ -287,12 +292,20 @@ def test_step_list_click_and_url_deep_link(fan_env, tmp_path):
     # a link to step 9 (1-based) opens there in a new session
     at2 = _open(scenario=SCENARIO, step="9")
     _check_step(at2, fan, 8)
-    # out of range / not a number: clamped, and said so
+    # out of range / not a number: ignored (step 1), with the warning every link parameter gives, above the
+    # page; spent once the user moves to another step
     at3 = _open(scenario=SCENARIO, step=str(n + 5))
-    _check_step(at3, fan, n - 1)
-    assert _shown(at3.caption, "out of range")
+    _check_step(at3, fan, 0)
+    said = f"Link parameter ignored: step={n + 5}: outside 1..{n}; ignored"
+    assert _shown(at3.main.warning, said), [w.value for w in at3.main.warning]
+    at3.run()
+    assert _shown(at3.main.warning, said)  # a rerun keeps it
+    at3.button(key="crp.fanout.next").click().run()
+    _check_step(at3, fan, 1)
+    assert not _shown(at3.main.warning, "Link parameter ignored: step=")
     at4 = _open(scenario=SCENARIO, step="abc")
     _check_step(at4, fan, 0)
+    assert _shown(at4.main.warning, f"Link parameter ignored: step=abc: not a whole number between 1 and {n}; ignored")
     # the shell's own parameters are kept next to ours
     assert at4.query_params.get("scenario") == SCENARIO
 

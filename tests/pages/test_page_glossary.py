@@ -43,6 +43,8 @@ REQUIRED = (
     "wrong winner",
     "expired vs ageing",
     "fan-out duplicates",
+    "near conflict",
+    "gap mark (∅)",
 )
 
 
@@ -53,6 +55,17 @@ def test_every_required_term_is_defined_with_its_spec_section():
         t = glossary.term(name)
         assert t is not None, name
         assert len(t.definition) > 60 and t.short and ("SPEC" in t.cite or "docs/decisions" in t.cite), name
+
+
+def test_the_marks_a_pair_card_draws_are_in_the_glossary():
+    """The ∅ a conflict pair's text shows where the other text has a word ("Glass jars are ∅accepted") is
+    explained, under the mark itself too (a reader searches for what they see)."""
+    from crp_ui.conflict_text import GAP_MARK
+
+    mark = glossary.term(GAP_MARK)
+    assert mark is not None and GAP_MARK in mark.name and GAP_MARK in mark.short
+    assert [t.name for t in glossary.search(GAP_MARK)] == [mark.name]
+    assert glossary.term("near conflicts") is glossary.term("near conflict")
 
 
 def test_help_accessor_and_column_help():

@@ -138,3 +138,35 @@ def test_the_explained_fact_goes_into_the_url(ui_env):
     assert widget(fresh, "selectbox", "crp.tuning.explain.").value == options[1]
     hostile = run_page("tuning", params={"tab": "Compare", "explain": "no-such-fact"})
     assert "explain=no-such-fact: not one of the choices" in _ignored(hostile)
+
+
+def test_a_tab_the_page_does_not_have_is_named_until_another_tab_is_opened(ui_env):
+    """Streamlit drops a ``tab`` value no tab has and opens the first tab without a word: the page says so,
+    on the reruns that follow too (the value is gone from the URL by then), until the user opens a tab."""
+    at = run_page("tuning", params={"tab": "Nope"})
+    said = "tab=Nope: not one of this page's tabs (Sweep, Suite, Auto-tune, Compare, Before / after, History); ignored"
+    assert f"Link parameter ignored: {said}" in _ignored(at), _ignored(at)
+    at.run()
+    assert said in _ignored(at)
+    at.query_params["tab"] = "Compare"
+    at.run()
+    assert "tab=" not in _ignored(at)
+    assert "tab=" not in _ignored(run_page("tuning", params={"tab": "Suite"}))
+
+
+# ---- the inputs: a linked scenario or CKF the sidebar does not list ------------------------------------------
+def test_a_linked_scenario_that_is_not_in_the_servers_folder_says_where_scenarios_come_from(ui_env):
+    """A server started on a folder (``crp-inspect dashboard --ckf``, ``$CRP_SAMPLE_DIR``) offers that folder's
+    scenarios: a link to another one names them so, not "bundled"."""
+    at = run_page("overview", params={"scenario": "nope.json", "ckf": "nope.jsonl"})
+    got = _ignored(at)
+    assert "Link parameter ignored: scenario=nope.json: no such scenario on the server; ignored" in got, got
+    assert "Link parameter ignored: ckf=nope.jsonl: no such knowledge base on the server; ignored" in got, got
+    assert "bundled" not in got
+
+
+def test_a_linked_scenario_that_is_listed_but_refused_says_why(ui_env):
+    (ui_env / "scenarios" / "broken.json").write_text("{not json", encoding="utf-8")
+    got = _ignored(run_page("overview", params={"scenario": "broken.json"}))
+    assert "Link parameter ignored: scenario=broken.json: refused (line 1, field 'json': invalid JSON" in got, got
+    assert "no such" not in got and str(ui_env) not in got  # the problem, not the server's path

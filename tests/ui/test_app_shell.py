@@ -306,7 +306,7 @@ def test_table_edits_give_dotted_keys():
     c = CRPConfig()
     df = sidebar.tables_frame(c)
     assert list(df["source_type"])[:2] == ["regulatory", "official_documentation"]
-    assert df.loc[df.source_type == "peer_reviewed", "project defaults *"].item() == "TTL (days), authority"
+    assert list(df.columns) == ["source_type", "TTL (days)", "authority", "importance"]  # fits the sidebar
     df.loc[df.source_type == "news", "TTL (days)"] = 60.0
     df.loc[df.source_type == "web", "authority"] = 0.65
     df.loc[df.source_type == "regulatory", "TTL (days)"] = float("nan")  # emptied: no expiry
@@ -316,6 +316,18 @@ def test_table_edits_give_dotted_keys():
         "ttl_days.regulatory": "none",
     }
     assert sidebar.table_edits(c, sidebar.tables_frame(c)) == {}
+
+
+def test_the_project_defaults_of_the_tables_are_said_under_them_per_table():
+    """Which cells are this project's defaults, in a caption that wraps (a column of them was cut off at the
+    sidebar's edge): every project cell of crp_core.PROJECT_TABLE_CELLS, and no spec cell."""
+    from crp_core.config.tables import PROJECT_TABLE_CELLS
+
+    words = {"ttl_days": "TTL", "source_authority": "authority", "importance": "importance"}
+    said = sidebar.project_cells_text()
+    for part, (table, cells) in zip(said.split("; "), PROJECT_TABLE_CELLS.items(), strict=True):
+        name, _, types = part.partition(" of ")
+        assert name == words[table] and set(types.split(", ")) == cells, part
 
 
 def test_operator_name_is_kept(ui_env):

@@ -82,15 +82,23 @@ def test_inactive_reason():
         ("1", 5, (0, False)),
         ("5", 5, (4, False)),
         (" 3 ", 5, (2, False)),
-        ("6", 5, (4, True)),
+        ("6", 5, (0, True)),
         ("0", 5, (0, True)),
         ("-4", 5, (0, True)),
         ("abc", 5, (0, True)),
+        ("3", 0, (0, False)),
     ],
 )
 def test_parse_step_param(value, n, want):
     idx, note = fv.parse_step_param(value, n)
     assert (idx, bool(note)) == want
+
+
+def test_a_step_the_run_does_not_have_is_ignored_in_the_words_of_every_link_parameter():
+    """Not clamped to the last step: ignored (step 1), as a view number out of its range is."""
+    assert fv.parse_step_param("999", 10) == (0, "step=999: outside 1..10; ignored")
+    assert fv.parse_step_param("abc", 10) == (0, "step=abc: not a whole number between 1 and 10; ignored")
+    assert fv.parse_step_param("2.5", 10)[1] == "step=2.5: not a whole number between 1 and 10; ignored"
 
 
 # ---- PCA projection --------------------------------------------------------------------------------
@@ -437,9 +445,12 @@ def test_partitions_frame(run):
         tuple(p) for p in res.fanout.partitioned.partitions
     ]
     assert set(frame["text"]) == {f"sub-query {s}" for s in frame["sub_query"]}
-    # every column has its width (the partition number hidden: the branch names it), none left to default
-    cols = fv.partitions_columns()
-    assert list(cols) == list(frame.columns) and cols["partition"] is None
+    # shown whole in a wrapping table: the branch names the partition, the text is kept whole
+    shown = fv.partitions_table(frame)
+    assert list(shown["text"]) == list(frame["text"]) and list(shown["branch"]) == list(frame["branch"])
+    labelled = frame.assign(label=["a label"] + [""] * (len(frame) - 1))
+    assert list(fv.partitions_table(labelled).columns) == ["branch", "sub-query", "label", "text"]
+    assert list(fv.partitions_table(frame.assign(label="")).columns) == ["branch", "sub-query", "text"]
 
 
 def test_two_facts_whose_shortened_texts_read_the_same_show_their_ids():

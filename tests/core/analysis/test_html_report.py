@@ -193,3 +193,52 @@ def test_report_renders_its_plots_in_chromium_offline(tmp_path):
             page.screenshot(path=str(shots / "tuning_html_report.png"), full_page=True)
         finally:
             browser.close()
+
+
+@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} missing")
+def test_the_command_that_writes_the_report_again_wraps_inside_its_box(tmp_path):
+    """A walk-through found "Written again, from the same files, by:" cut off at the right edge of the page (one
+    unbroken line): the command wraps inside its box, every character of it visible, a long path too."""
+    from playwright.sync_api import sync_playwright
+
+    from crp_core.analysis.report_inputs import ReportInputs, ScenarioInput
+
+    corpus, scen, config = tiny_case()
+    long_path = "/srv/knowledge-bases/" + "municipal_waste_collection_rules_" * 4 + "2026.jsonl"
+    command = (
+        f"crp-inspect report --ckf {long_path} --scenario scenarios/bulky_and_kerb.json "
+        "--set cdr_min_relevance=0.45 --now 2026-10-01T09:00:00Z --width 2 --no-triage-db --out crp-before-after.html"
+    )
+    inputs = ReportInputs(
+        ckf_label="tiny",
+        ckf_fingerprint="0" * 64,
+        ckf_facts=len(corpus.kb),
+        scenarios=(ScenarioInput("tiny.json", "q", "2026-06-01T00:00:00Z", 0),),
+        config_changes=(),
+        decisions=(),
+        decisions_in_force=0,
+        decisions_source="",
+        command=command,
+    )
+    path = tmp_path / "report.html"
+    path.write_text(_report(before_after(corpus, scen, config), inputs=inputs), encoding="utf-8")
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+        )
+        try:
+            page = browser.new_context(viewport={"width": 800, "height": 900}, offline=True).new_page()
+            page.goto(path.as_uri())
+            box = page.evaluate(
+                """() => { const pre = document.querySelector('pre'); const b = pre.getBoundingClientRect();
+                  const body = document.body.getBoundingClientRect();
+                  const line = parseFloat(getComputedStyle(pre).lineHeight);
+                  return {right: b.right, bodyRight: body.right, scroll: pre.scrollWidth, client: pre.clientWidth,
+                          text: pre.innerText, lines: Math.round(b.height / line)}; }"""
+            )
+        finally:
+            browser.close()
+    assert box["text"].strip() == command
+    assert box["right"] <= box["bodyRight"] + 0.5, box  # inside the page's column
+    assert box["scroll"] <= box["client"], box  # nothing hidden past the box's edge
+    assert box["lines"] > 1, box  # wrapped, not shrunk

@@ -366,6 +366,22 @@ def test_report_paths_and_the_refusal_to_overwrite_the_ckf(tmp_path):
     assert done.report_path is None and not (tmp_path / "k.export_report.json").exists()
 
 
+def test_the_report_names_the_ckfs_by_their_paths_or_by_the_names_given(store, source, tmp_path):
+    """A command line's report keeps the paths it was given; a download's names the CKF and the file the reader
+    knows, not the server's folders (crp_ui.decisions.cleaned_ckf_bytes)."""
+    store.record(Decision.override("F1", "F2", winner="F1", operator="ada"))
+    by_path = export_cleaned_ckf(load_ckf(source), store.current(), tmp_path / "clean_dir")
+    doc = load_export_report(by_path.report_path)
+    assert (doc["ckf"], doc["out"]) == (str(source), str(tmp_path / "clean_dir"))
+    named = export_cleaned_ckf(
+        load_ckf(source), store.current(), tmp_path / "tmp" / "cleaned", ckf_name="kb.jsonl", out_name="kb.cleaned.zip"
+    )
+    doc = load_export_report(named.report_path)
+    assert (doc["ckf"], doc["out"], doc["format"]) == ("kb.jsonl", "kb.cleaned.zip", "dir")
+    assert str(tmp_path) not in json.dumps(doc)
+    assert named.path == str(tmp_path / "tmp" / "cleaned")  # where it was written, for the caller
+
+
 def test_no_decisions_export_the_ckf_unchanged(source, tmp_path):
     kb = load_ckf(source)
     cleaned, report = carry_decisions(kb, DecisionSet.empty())
