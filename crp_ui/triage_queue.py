@@ -233,16 +233,16 @@ def _on_turn() -> None:
 
 def _target(view: QueueView, wanted: str | None) -> str | None:
     """The pair whose page opens: the one selected (select box, table, "Record and next", "Claim next"),
-    else the linked one, else (on a first visit) the queue's first pair, on page 1: the queue is the
-    whole CKF's, in triage order (the current run's own pairs are the "Envelope conflicts" tab's); None
-    when the selected pair left the view (a decision under the "undecided" filter: the page shown stays)
-    or the view is empty."""
+    else the linked one, else (on a first visit) the first undecided pair of the queue in its order (the
+    first pair when every pair is decided): the queue is the whole CKF's, in triage order (the current
+    run's own pairs are the "Envelope conflicts" tab's); None when the selected pair left the view (a
+    decision under the "undecided" filter: the page shown stays) or the view is empty."""
     cur = state.recall(K_PAIR)
     if isinstance(cur, str) and cur in view.index:
         return cur
     if wanted is not None and wanted in view.index:
         return wanted
-    return view.keys[0] if view.keys and not isinstance(cur, str) else None
+    return view.first_undecided() if not isinstance(cur, str) else None
 
 
 def _paged(

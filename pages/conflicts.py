@@ -2,7 +2,7 @@
 
 * **Triage queue** over the whole CKF (the ``crp-inspect conflicts`` scan of the same decision store): ties
   first, then the smallest authority margin; filters by pattern, source type, status, decided / undecided;
-  counts (:mod:`crp_ui.triage_queue`). The pairs an operator's
+  counts; opened on the first undecided pair (:mod:`crp_ui.triage_queue`). The pairs an operator's
   QUARANTINED / DELETED mark took out of it are listed apart (:mod:`crp_ui.queue_aside`).
 * **Operator decisions** on the selected pair (accept, override the winner, mark a fact STALE /
   QUARANTINED / DELETED / ACTIVE, dismiss), with a note and the operator's name (sidebar), stored
