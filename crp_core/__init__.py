@@ -124,6 +124,7 @@ if TYPE_CHECKING:
         EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS, authority_of, authority_winner, changed_by_decision,
         values_conflict
     )
+    from crp_core.stages.contradictions.arbitration import winner_by_authority
     from crp_core.stages.contradictions.language import LanguageProfile, language_profile
     from crp_core.stages.known import KnownSource
     from crp_core.stages.packing import fact_line
@@ -394,6 +395,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "authority_winner",
         "changed_by_decision",
     ),
+    "crp_core.stages.contradictions.arbitration": ("winner_by_authority",),
     "crp_core.stages.packing": ("fact_line",),
     "crp_core.stages.known": ("KnownSource",),
     "crp_core.stages.tie_groups": ("note_block",),
@@ -509,7 +511,7 @@ __all__ = [
     "compute_recency", "CONFLICTS", "PARTITIONS", "format_timestamp", "FANOUT_DUPLICATES", "FANOUT_REACHING",
     "FanoutRun", "FanoutStep",
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
-    "changed_by_decision", "NearConflict",
+    "changed_by_decision", "NearConflict", "winner_by_authority",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
     # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals

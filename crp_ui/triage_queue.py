@@ -150,24 +150,20 @@ def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
 
 
 def _link_miss_warning(want: str) -> None:
+    shown = render.md_escape(want if len(want) <= 80 else want[:79] + "…")
     st.warning(
-        f"pair={render.md_escape(want if len(want) <= 80 else want[:79] + '…')}: not a conflict pair "
-        "of this CKF's triage queue; showing the first pair instead."
+        f"pair={shown}: not a conflict pair of this CKF's triage queue (pairs above contradiction_similarity the "
+        "detector flags; a near conflict of the current run is decided in its Envelope conflicts tab); showing the "
+        "first pair instead."
     )
 
 
-def _held(frame: pd.DataFrame) -> frozenset[str]:
-    """The pair keys of the queue frame (once per frame)."""
-    return frozenset(cache.by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist())))
-
-
-def _url_pair(frame: pd.DataFrame, apart: Mapping[str, ConflictPair]) -> str | None:
-    """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise (unless it is a
-    pair out of retrieval, ``apart``, which opens apart: :mod:`crp_ui.queue_aside`), repeated on every rerun until
-    the operator picks a pair (it vanished at the next rerun, typing one's name, and the first pair then looked
-    like the one the link opened)."""
+def _url_pair(held: frozenset[str], apart: Mapping[str, ConflictPair]) -> str | None:
+    """The pair the URL (or an earlier visit) selected, if the queue holds it (``held``: its pair keys); a warning
+    otherwise (unless it is a pair out of retrieval, ``apart``, which opens apart: :mod:`crp_ui.queue_aside`),
+    repeated on every rerun until the operator picks a pair (it vanished at the next rerun, typing one's name,
+    and the first pair then looked like the one the link opened)."""
     want = state.selected_pair()
-    held = _held(frame)
     miss = state.recall(K_LINK_MISS)
     if want is not None and want not in held and want in apart:
         return None
@@ -359,8 +355,9 @@ def queue_tab(
     (:mod:`crp_ui.queue_aside`); one of them open takes the selected pair's place."""
     view, digest, where = _filtered(frame)
     apart = {cv.p_key(p): p for p in aside}
-    opened = queue_aside.settle(apart, _held(frame))
-    wanted = _url_pair(frame, apart)
+    held_keys = cache.by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist()))  # once a frame
+    opened = queue_aside.settle(apart, held_keys)
+    wanted = _url_pair(held_keys, apart)
     shown, pick = _paged(view, digest, where, wanted)
     st.caption(
         f"{len(view):,} of {len(frame):,} pairs match · {SORT_LABELS[str(state.recall(K_SORT))]} · "

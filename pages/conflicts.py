@@ -10,7 +10,8 @@
   (:mod:`crp_ui.triage_form`).
 * **Envelope conflicts** of the current run: both texts with the differing tokens highlighted,
   similarity, patterns, authority arithmetic (numbers and grouped bars), winner / suppressed / tie
-  with the NOTE block as the envelope carries it, the ``CONTRADICTION_RESOLVED`` audit event.
+  with the NOTE block as the envelope carries it, the ``CONTRADICTION_RESOLVED`` audit event; its near
+  conflicts, each with a form to dismiss, accept or override it (:mod:`crp_ui.near_form`).
 * **Export**: decisions as JSON / CSV, the cleaned CKF (statuses applied, format as loaded), the
   audit log.
 """
@@ -42,6 +43,7 @@ from crp_core import (
 from crp_ui import (
     cache,
     decisions,
+    near_form,
     render,
     shell,
     state,
@@ -190,9 +192,7 @@ def envelope_tab(ds: DecisionSet, base_kb: KnowledgeBase) -> None:
         f"{len(res.suppressed)} suppressed, {len(res.backfilled)} backfilled"
     )
     _operator_effects(result, ds, base_kb)
-    near = cv.near_conflicts_text(result)
-    if near is not None:
-        st.warning(render.md_escape(near), icon=":material/call_split:")
+    near_form.near_section(result, base_kb)  # the pairs just below the threshold, each with its form
     if not res.pairs:
         st.info("No contradiction among this run's selected facts.")
         return
