@@ -34,19 +34,24 @@ def _on_pick() -> None:
 def settle(apart: Mapping[str, ConflictPair], queued: Collection[str]) -> str | None:
     """The pair out of retrieval open on this run, or None. One whose fact is retrievable again (``queued``: the
     queue holds it) is selected in the queue instead; the selected pair (a link, or the queue's pair a decision just
-    took out of retrieval) opens when it is out of retrieval (``apart``: pair key -> pair)."""
+    took out of retrieval) opens when it is out of retrieval (``apart``: pair key -> pair); a pair of the queue
+    selected meanwhile ("Claim next", "Record and next") closes it."""
     got = state.recall(K_ASIDE)
     cur = str(got) if got else None
+    want = state.selected_pair()
     if cur is not None and cur not in apart:
         state.forget(K_ASIDE)
         if cur in queued:
             state.remember(K_PAIR, cur)
             state.select_pair(cur)
-        cur = None
-    want = state.selected_pair()
-    if want is not None and want in apart and want != cur:
-        state.remember(K_ASIDE, want)
-        cur = want
+        return None
+    if want is not None and want in apart:
+        if want != cur:
+            state.remember(K_ASIDE, want)
+        return want
+    if cur is not None and want is not None:
+        state.forget(K_ASIDE)
+        return None
     return cur
 
 

@@ -374,7 +374,7 @@ def queue_tab(
     held = triage_live.claimed_by_others(claims, me)
     # a new page, view or selected pair draws a new table element, its selection on the selected pair's row
     table_key = f"{K_TABLE}.{digest}.{keys[0] if keys else ''}.{pick}"
-    _table(shown, {k: triage_live.claim_cell(c, me) for k, c in claims.items()}, table_key, pick)
+    _table(shown, {k: triage_live.claim_cell(c, me) for k, c in claims.items()}, table_key, None if opened else pick)
     _download(view)
     queue_aside.section(aside, ds, opened)
     every = view.keys

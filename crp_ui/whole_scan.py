@@ -130,8 +130,9 @@ def cut_to_retrievable(
 ) -> RetrievableSplit:
     """``scan`` (of :func:`scan_once` over ``corpus``) cut to the facts ``applied`` retrieves (``corpus`` with the
     operators' QUARANTINED / DELETED marks too): ``crp_core.within_retrievable``, once per scan and set of
-    retrievable facts, so a rerun gets the same scan object (the queue frame is kept per scan)."""
-    if applied is corpus:
+    retrievable facts, so a rerun gets the same scan object (the queue frame is kept per scan). The same
+    retrievable facts give ``scan`` itself, outside the memo (a value holding its key would keep it alive)."""
+    if applied is corpus or int(np.count_nonzero(applied.retrievable)) == scan.n_facts:
         return RetrievableSplit(scan, ())
     mask = content_digest(np.packbits(np.asarray(applied.retrievable, dtype=bool)).tobytes(), length=20)
     return _CUTS.get_or_build(

@@ -100,3 +100,15 @@ def test_a_quarantine_recorded_on_the_queues_pair_keeps_it_open_and_back_goes_to
     assert not at.exception
     assert at.selectbox(key=K + "pair").value == "T1|T2"  # the queue's first undecided pair
     assert not [i for i in at.info if "out of the queue" in i.value]
+
+
+def test_claim_next_closes_the_pair_out_of_retrieval_for_the_pair_it_claims(triage_env):
+    with DecisionStore(str(triage_env), create=True) as store:
+        store.record(Decision.mark_status("X1", "X2", fact="X2", status="QUARANTINED", operator="rosa"))
+    at = run_page("conflicts", params={"pair": "X1|X2"})
+    set_operator(at, "ana")
+    assert at.selectbox(key=K + "aside").value == "X1|X2"
+    at.button(key=K + "claim_next").click().run()
+    assert not at.exception
+    assert at.selectbox(key=K + "pair").value == "T1|T2"  # the claimed pair, in the queue pair's place
+    assert not [i for i in at.info if "out of the queue" in i.value]
