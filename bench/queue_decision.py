@@ -67,9 +67,9 @@ def checked_pairs(n_pairs: int, seed: int = 0) -> tuple[CheckedPairs, ScanCorpus
     return CheckedPairs(PairSearch(rows, "gram", 0), found, 0.0, 0.0), corpus
 
 
-def with_scan_statuses(corpus: ScanCorpus, ds: DecisionSet) -> ScanCorpus:
-    """``corpus`` with the operators' ACTIVE / STALE marks (the statuses a whole-CKF scan applies)."""
-    marks = ds.scan_statuses()
+def with_retrievable_marks(corpus: ScanCorpus, ds: DecisionSet) -> ScanCorpus:
+    """``corpus`` with the operators' ACTIVE / STALE marks (the statuses of the checked corpus the dashboard keeps)."""
+    marks = ds.retrievable_marks()
     if not marks:
         return corpus
     return ScanCorpus(corpus.kb.with_statuses(marks), corpus.vectors, corpus.retrievable, corpus.fingerprint, "bench")
@@ -118,7 +118,7 @@ def main() -> int:
         new = replace(new, decided_at=(NOW + timedelta(days=1, seconds=run)).isoformat())
         times = [time.perf_counter()]
         ds_new = DecisionSet.from_decisions([*log, new])
-        marked = with_scan_statuses(corpus, ds_new)
+        marked = with_retrievable_marks(corpus, ds_new)
         times.append(time.perf_counter())
         if args.mode == "incremental" and args.decision == "stale":
             scan_new = restatused(scan, marked, config, ds_new, [b]).scan
@@ -152,7 +152,7 @@ def main() -> int:
     for step, ms in got.items():
         flag = "  over the 1 s target" if step == "total" and statistics.median(ms) > TARGET_MS else ""
         print(f"{step:<40} {statistics.median(ms):>9.1f} {max(ms):>9.1f}{flag}")
-    fresh = arbitrate_checked(checked, with_scan_statuses(corpus, ds), config, NOW, ds)
+    fresh = arbitrate_checked(checked, with_retrievable_marks(corpus, ds), config, NOW, ds)
     assert fresh.pairs == scan.pairs and dict(fresh.counts) == dict(scan.counts), "the scan differs from a fresh one"
     check = conflict_queue.queue_frame(fresh, kb, ds)
     assert frame.reset_index(drop=True).equals(check), "the queue frame differs from a fresh one"

@@ -45,7 +45,8 @@ if TYPE_CHECKING:
         CHECK_CONFIG_FIELDS, CheckedPairs, ConflictScan, arbitrate_checked, check_ckf, scan_ckf, scan_config_key
     )
     from crp_core.analysis.scan_update import (
-        DecisionChange, ScanUpdate, decision_change, pair_index, rearbitrate, restatused, rows_from
+        DecisionChange, RetrievableSplit, ScanUpdate, decision_change, pair_index, rearbitrate, restatused, rows_from,
+        within_retrievable
     )
     from crp_core.analysis.sdk_agreement import PairAgreement, SdkAgreement, has_sdk_data, sdk_agreement
     from crp_core.analysis.session import SessionReport, analyse_session
@@ -123,6 +124,7 @@ if TYPE_CHECKING:
         EVENT_DISMISSED, EVENT_RESOLVED, PATTERNS, authority_of, authority_winner, changed_by_decision,
         values_conflict
     )
+    from crp_core.stages.contradictions.arbitration import winner_by_authority
     from crp_core.stages.contradictions.language import LanguageProfile, language_profile
     from crp_core.stages.known import KnownSource
     from crp_core.stages.packing import fact_line
@@ -179,6 +181,8 @@ _MODULES: dict[str, tuple[str, ...]] = {
         "rearbitrate",
         "restatused",
         "rows_from",
+        "RetrievableSplit",
+        "within_retrievable",
     ),
     "crp_core.analysis.sdk_agreement": ("PairAgreement", "SdkAgreement", "sdk_agreement"),
     "crp_core.analysis.session": ("SessionReport", "analyse_session"),
@@ -391,6 +395,7 @@ _DASHBOARD: dict[str, tuple[str, ...]] = {
         "authority_winner",
         "changed_by_decision",
     ),
+    "crp_core.stages.contradictions.arbitration": ("winner_by_authority",),
     "crp_core.stages.packing": ("fact_line",),
     "crp_core.stages.known": ("KnownSource",),
     "crp_core.stages.tie_groups": ("note_block",),
@@ -469,7 +474,8 @@ __all__ = [
     "tune_report", "export_report_dict",
     # analysis
     "scan_ckf", "ConflictScan", "CheckedPairs", "check_ckf", "arbitrate_checked", "DecisionChange", "ScanUpdate",
-    "decision_change", "pair_index", "rearbitrate", "restatused", "rows_from", "sweep", "SweepResult", "SweepPoint",
+    "decision_change", "pair_index", "rearbitrate", "restatused", "rows_from", "RetrievableSplit", "within_retrievable",
+    "sweep", "SweepResult", "SweepPoint",
     "compare_runs", "Comparison", "before_after", "BeforeAfter", "run_spec024_baseline",
     # time, pictured: the winner of a pair and the envelope as now moves (docs/decisions/timeline.md)
     "pair_timeline", "PairTimeline", "FactClock", "TimeMark", "Flip", "winner_flags", "WinnerFlags", "flag_lines",
@@ -505,7 +511,7 @@ __all__ = [
     "compute_recency", "CONFLICTS", "PARTITIONS", "format_timestamp", "FANOUT_DUPLICATES", "FANOUT_REACHING",
     "FanoutRun", "FanoutStep",
     "KnownConflict", "EVENT_DISMISSED", "EVENT_RESOLVED", "PATTERNS", "authority_winner", "fact_line", "note_block",
-    "changed_by_decision", "NearConflict",
+    "changed_by_decision", "NearConflict", "winner_by_authority",
     "RULE_KMEANS", "RULE_ONE_EACH", "RULE_SINGLE", "CleanedExport", "default_db_path", "export_csv", "export_json",
     "DetectorQuality", "detector_quality", "Digest", "content_digest", "LRU", "WeakMemo", "csv_cell",
     # triage as a team (docs/decisions/triage.md): names, roles, the team file, the store's refusals

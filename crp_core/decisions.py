@@ -469,10 +469,17 @@ class DecisionSet:
         """The arbitration decision in force for {a, b}, or None."""
         return self.pair_decisions.get(pair_key(a, b))
 
-    def scan_statuses(self) -> dict[str, str]:
-        """The operators' statuses a whole-CKF scan applies: ACTIVE / STALE marks. Facts taken out of
-        retrieval (QUARANTINED / DELETED) stay in the scan, so the triage queue still lists their pairs
-        (shown as decided, with the fact's new status)."""
+    def statuses_on(self, kb: Any) -> dict[str, str]:
+        """The operators' statuses in force on ``kb``'s facts (anything with ``get(fact_id)``; ids it does not
+        hold left out): what every run and the whole-CKF scan apply, on every page and in every command
+        (``triage.apply_to_kb``, ``triage.apply_to_corpus``; docs/decisions/triage.md, "Out of retrieval")."""
+        return {f: s for f, s in self.statuses.items() if kb.get(f) is not None}
+
+    def retrievable_marks(self) -> dict[str, str]:
+        """The operators' status marks that leave their fact retrievable (ACTIVE / STALE). The corpus with these
+        alone is the one whose text check the dashboard keeps: the facts an operator took out of retrieval
+        (QUARANTINED / DELETED) stay in it, so a quarantine never checks the texts again and the pairs it took
+        out of the scan stay known (``analysis.scan_update.within_retrievable``)."""
         return {f: s for f, s in self.statuses.items() if s not in NEVER_RETRIEVED}
 
     def unknown_facts(self, kb: KnowledgeBase) -> tuple[str, ...]:
@@ -493,7 +500,7 @@ class DecisionSet:
         on two of its facts, status marks on one), and their digest (20 hex digits; equal decisions, equal
         digests; "" for none): what a report or an experiment says of the decisions it ran with."""
         pairs = {k: dict(v) for k, v in sorted(self.pair_decisions.items()) if all(map(kb.get, split_pair_key(k)))}
-        statuses = {f: s for f, s in sorted(self.statuses.items()) if kb.get(f) is not None}
+        statuses = dict(sorted(self.statuses_on(kb).items()))
         n = len(pairs) + len(statuses)
         mine = {"pair_decisions": pairs, "statuses": statuses}
         return n, content_digest(json.dumps(mine, sort_keys=True, ensure_ascii=False), length=20) if n else ""

@@ -409,9 +409,9 @@ def _run(
             "corpus": corpus,
             "known_conflicts": flags,
             "clamps": data_clamps(corpus, scenario, config),
-            # the packed pairs just below the contradiction threshold that value-conflict (read on demand: a
-            # sweep never reads them)
-            "near_conflicts": DeferredTuple(lambda: near_conflicts(config, corpus, envelope, resolution)),
+            # the packed pairs just below the contradiction threshold that value-conflict, but the ones an operator
+            # dismissed (read on demand: a sweep never reads them)
+            "near_conflicts": DeferredTuple(lambda: near_conflicts(config, corpus, envelope, resolution, decisions)),
         },
     )
     result.__dict__["headers"] = build_headers(result)  # before the record leaves this function

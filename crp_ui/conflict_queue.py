@@ -86,25 +86,12 @@ def pair_marks(pair: ConflictPair, fa: Fact | None, fb: Fact | None, statuses: M
     return " · ".join(bits)
 
 
-def _decision_cell(
-    pair: ConflictPair, latest: Decision | None, removed: Sequence[str], statuses: Mapping[str, str]
-) -> str:
-    """The queue's decision text: the pair's own decision, then the facts an operator took out of retrieval
-    (unless that decision is the mark itself)."""
-    summary = decision_summary(latest)
-    if removed and (latest is None or latest.kind != "mark_status" or latest.target_fact not in removed):
-        extra = ", ".join(f"{fid} {statuses[fid]}" for fid in removed)
-        summary = f"{summary}; {extra}" if summary else extra
-    return summary
-
-
 def _queue_row(
     pair: ConflictPair, kb: KnowledgeBase, ds: DecisionSet, statuses: Mapping[str, str], reviews: Mapping[str, str]
 ) -> dict[str, object]:
     fa, fb = kb.get(pair.fact_a), kb.get(pair.fact_b)
     key = p_key(pair)
     latest = ds.latest.get(key)
-    removed = [fid for fid in (pair.fact_a, pair.fact_b) if statuses.get(fid) in NEVER_RETRIEVED]
     auth_a, auth_b = pair.authority[pair.fact_a], pair.authority[pair.fact_b]
     return {
         "pair": key,
@@ -120,14 +107,14 @@ def _queue_row(
         "source_b": auth_b.source_type,
         "status_a": statuses.get(pair.fact_a, fa.status if fa is not None else ""),
         "status_b": statuses.get(pair.fact_b, fb.status if fb is not None else ""),
-        "decision": _decision_cell(pair, latest, removed, statuses),
+        "decision": decision_summary(latest),
         "decided_by": latest.operator if latest is not None else "",
         "decided_at": (latest.decided_at or "") if latest is not None else "",
-        "decided": latest is not None or bool(removed),
+        "decided": latest is not None,
         "text_a": fa.content if fa is not None else "",
         "text_b": fb.content if fb is not None else "",
         "marks": pair_marks(pair, fa, fb, statuses),
-        "review": reviews.get(key) or ("settled" if latest is not None or removed else "open"),
+        "review": reviews.get(key) or ("settled" if latest is not None else "open"),
     }
 
 
@@ -154,14 +141,14 @@ def with_writeback_marks(frame: pd.DataFrame, written: Mapping[str, str]) -> pd.
 def queue_frame(
     scan: ConflictScan, kb: KnowledgeBase, ds: DecisionSet, reviews: Mapping[str, str] | None = None
 ) -> pd.DataFrame:
-    """The triage queue: one row per conflict pair of the whole-CKF scan, in triage order (ties
-    first, then the smallest authority margin; dismissed pairs last).
+    """The triage queue: one row per conflict pair of the whole-CKF scan of the decisions in force, in triage
+    order (ties first, then the smallest authority margin; dismissed pairs last).
 
-    ``status_a`` / ``status_b`` are the statuses in force (the CKF's, then the operators'); a pair
-    is ``decided`` when it has a decision of its own or an operator took one of its facts out of
-    retrieval (QUARANTINED / DELETED: the conflict can no longer reach an envelope). ``review``: the
-    pair's status under the team's review policy (``reviews``: pair key -> settled / disagreement /
-    open); a pair the log does not name is settled when decided, open otherwise.
+    ``status_a`` / ``status_b`` are the statuses in force (the CKF's, then the operators'); a pair is
+    ``decided`` when it has a decision of its own. A pair whose fact an operator took out of retrieval is not
+    one of the scan's (:func:`aside_frame` lists those). ``review``: the pair's status under the team's review
+    policy (``reviews``: pair key -> settled / disagreement / open); a pair the log does not name is settled
+    when decided, open otherwise.
     """
     return pairs_frame(scan.pairs, kb, ds, reviews)
 
@@ -181,6 +168,56 @@ def pairs_frame(
             "margin": "float64",
             "decided": "bool",
         }
+    )
+
+
+#: the columns of the pairs out of retrieval (:func:`aside_frame`)
+ASIDE_COLUMNS = ("pair", "fact_a", "fact_b", "patterns", "out of retrieval", "by", "at", "note", "decision")
+
+
+def out_of_retrieval(pair: ConflictPair, ds: DecisionSet) -> list[str]:
+    """The facts of ``pair`` an operator took out of retrieval (QUARANTINED / DELETED in force), A first."""
+    return [f for f in (pair.fact_a, pair.fact_b) if ds.statuses.get(f) in NEVER_RETRIEVED]
+
+
+def aside_frame(pairs: Sequence[ConflictPair], ds: DecisionSet) -> pd.DataFrame:
+    """One row per pair an operator's QUARANTINED / DELETED mark took out of the scan (``RetrievableSplit.aside``):
+    the facts out of retrieval with their status, and the mark in force on each (who, when, its note), and the
+    pair's own decision in force, if any (docs/decisions/triage.md, "Out of retrieval")."""
+    rows = []
+    for p in pairs:
+        out = out_of_retrieval(p, ds)
+        marks = [ds.status_decisions.get(f) for f in out]
+        pair_decision = ds.pair_records.get(p_key(p))
+        rows.append(
+            {
+                "pair": p_key(p),
+                "fact_a": p.fact_a,
+                "fact_b": p.fact_b,
+                "patterns": ", ".join(p.patterns),
+                "out of retrieval": ", ".join(f"{f} {ds.statuses[f]}" for f in out),
+                "by": ", ".join(d.operator for d in marks if d is not None),
+                "at": ", ".join(d.decided_at or "" for d in marks if d is not None),
+                "note": " · ".join(d.note for d in marks if d is not None and d.note),
+                "decision": decision_summary(pair_decision),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(ASIDE_COLUMNS))
+
+
+def aside_text(pair: ConflictPair, ds: DecisionSet) -> str:
+    """Why ``pair`` is out of the queue, in one paragraph: the mark that took its fact out of retrieval and how to
+    bring the pair back."""
+    bits = []
+    for f in out_of_retrieval(pair, ds):
+        d = ds.status_decisions.get(f)
+        who = "" if d is None else f" by {d.operator} (decision #{d.id}, {d.decided_at})"
+        note = f' ("{d.note}")' if d is not None and d.note else ""
+        bits.append(f"{f} is {ds.statuses[f]}{who}{note}")
+    return (
+        f"{pair.fact_a} ↔ {pair.fact_b} is out of the queue: {'; '.join(bits)}. A fact out of retrieval reaches no "
+        "envelope, so no run pairs it and the pair is no conflict pair: the counts above and crp-inspect "
+        "conflicts leave it out. Mark the fact ACTIVE (or STALE) to bring the pair back."
     )
 
 

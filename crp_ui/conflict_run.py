@@ -153,6 +153,8 @@ def near_conflicts_text(result: PipelineResult) -> str | None:
     listed = "; ".join(f"{n.fact_a} ↔ {n.fact_b} (cos {n.similarity:.4f}, {', '.join(n.patterns)})" for n in found)
     return (
         f"{len(found)} pair(s) of the envelope read as a value conflict just below contradiction_similarity "
-        f"{top:g}, so stage 4 never arbitrated them and both facts reach the model: {listed}. Lower "
-        "contradiction_similarity to let authority decide them, or decide the pair in the triage queue."
+        f"{top:g}, so stage 4 never arbitrated them and both facts reach the model: {listed}. The triage queue "
+        "holds only pairs above the threshold: decide each pair below (dismiss it if it is no conflict: no run "
+        "reports it any more; accept or override it to have it arbitrated in every run that packs both), or lower "
+        "contradiction_similarity to let authority decide them."
     )

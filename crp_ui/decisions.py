@@ -7,10 +7,11 @@ every page's pipeline run.
   neighbour tables are built once), :func:`pipeline_decisions` gives ``run_pipeline``'s
   ``decisions`` and the cache-key string for them. ``crp_ui.state.get_corpus`` / ``get_result`` call
   both, so every page runs the pipeline with the decisions in force.
-* :func:`conflict_scan`: the whole-CKF scan (``crp-inspect conflicts``) for the triage queue, cached
-  per (corpus, config, now, decisions); :func:`known_conflicts_in_force` feeds the known-conflict
-  guard the same scan's pairs of each run's selection (``crp_core.SelectionKnownConflicts``), so no
-  page but the triage queue waits for the whole scan.
+* :func:`conflict_scan`: the whole-CKF scan (``crp-inspect conflicts``) of the decisions in force for the
+  triage queue, and the pairs an operator's QUARANTINED / DELETED mark took out of it, cached per (corpus,
+  config, now, decisions); :func:`known_conflicts_in_force` feeds the known-conflict guard the same scan's
+  pairs of each run's selection (``crp_core.SelectionKnownConflicts``), so no page but the triage queue
+  waits for the whole scan.
 * :func:`cleaned_ckf_bytes`: the CKF as loaded with the statuses in force, in its own format;
   :func:`sdk_snapshot_bytes`: the same decisions as a crprotocol SDK snapshot (``crp_core.export_sdk_snapshot``).
 """
@@ -35,13 +36,13 @@ import streamlit as st
 from crp_core import (
     CHECK_CONFIG_FIELDS,
     CleanedExport,
-    ConflictScan,
     Corpus,
     CRPConfig,
     CRPError,
     DecisionSet,
     KnowledgeBase,
     KnownSource,
+    RetrievableSplit,
     RowChecks,
     SelectionKnownConflicts,
     WeakMemo,
@@ -69,7 +70,7 @@ from .decision_store import (
     writable_store,
 )
 from .session import DEFAULT_DB_FILE
-from .whole_scan import scan_once
+from .whole_scan import cut_to_retrievable, scan_once
 
 #: applied corpora kept per process
 MAX_APPLIED = 8
@@ -219,7 +220,7 @@ def apply_decisions(corpus: Corpus, ds: DecisionSet | None = None) -> Corpus:
     ds = decision_set() if ds is None else ds
     if not ds.statuses:
         return corpus
-    return with_statuses(corpus, dict(ds.statuses))
+    return with_statuses(corpus, ds.statuses_on(corpus.kb))  # crp_core.apply_to_corpus's statuses
 
 
 def pipeline_decisions(ds: DecisionSet | None = None) -> tuple[dict[str, Any] | None, str]:
@@ -233,19 +234,26 @@ def pipeline_decisions(ds: DecisionSet | None = None) -> tuple[dict[str, Any] | 
 
 # ---- the whole-CKF scan --------------------------------------------------------------------------
 def scan_corpus(base: Corpus, ds: DecisionSet) -> Corpus:
-    """The corpus the triage queue scans: the CKF's own statuses plus ``DecisionSet.scan_statuses``."""
-    keep = ds.scan_statuses()
+    """The corpus whose whole-CKF text check the triage queue keeps: the CKF's own statuses plus the operators'
+    marks that leave a fact retrievable (``DecisionSet.retrievable_marks``). The facts an operator took out of
+    retrieval stay in it: a quarantine checks no text again, and the pairs it takes out of the scan stay known."""
+    keep = ds.retrievable_marks()
     return with_statuses(base, keep) if keep else base
 
 
-def conflict_scan(base: Corpus, config: CRPConfig, now: datetime, ds: DecisionSet) -> ConflictScan:
-    """``crp_core.scan_ckf`` over :func:`scan_corpus` with the pair decisions in force,
-    cached per (corpus incl. statuses, the config fields the scan reads, now, pair decisions): a change of
-    any other field (the relevance gate, the budgets) reuses the scan (``scan_config_key``); a pair decision
-    or another ``now`` re-arbitrates the kept checked pairs."""
+def conflict_scan(base: Corpus, config: CRPConfig, now: datetime, ds: DecisionSet) -> RetrievableSplit:
+    """The whole-CKF scan of the decisions in force, the ``crp-inspect conflicts`` scan of the same store: every
+    operator status applied (:func:`apply_decisions`, the corpus every run reads) and the pair decisions in force.
+    Its ``aside``: the pairs a QUARANTINED / DELETED mark took out of it (docs/decisions/triage.md, "Out of
+    retrieval"). Made from :func:`scan_corpus`'s scan, cached per (corpus incl. statuses, the config fields the
+    scan reads, now, pair decisions): a change of any other field (the relevance gate, the budgets) reuses it
+    (``scan_config_key``); a pair decision or another ``now`` re-arbitrates the kept checked pairs, a mark that
+    takes a fact out of retrieval cuts its pairs (``crp_core.within_retrievable``)."""
     decisions, dkey = pipeline_decisions(ds)
     corpus = scan_corpus(base, ds)
-    return scan_once(corpus, _corpus_id(corpus), config, now, decisions, dkey, check_id(base, corpus))
+    cid = check_id(base, corpus)
+    scan = scan_once(corpus, _corpus_id(corpus), config, now, decisions, dkey, cid)
+    return cut_to_retrievable(scan, corpus, cid, apply_decisions(base, ds), config)
 
 
 def check_id(base: Corpus, corpus: Corpus) -> tuple[object, ...]:
@@ -266,8 +274,9 @@ def known_conflicts_in_force(
     """``(known conflicts, key)`` for the known-conflict guard: a ``crp_core.SelectionKnownConflicts`` over
     :func:`scan_corpus` (the whole-CKF scan's pairs of the run's selection, arbitrated at ``now`` with the pair
     decisions in force, plus those decisions), its checked pairs shared by every run over the same texts,
-    vectors and retrievable facts; nothing when ``known_conflict_action`` is ``off``. The key stands for what
-    the lookup reads (it keys the run cache)."""
+    vectors and retrievable facts; nothing when ``known_conflict_action`` is ``off``. A run selects only facts
+    it retrieves, whose statuses are the same there as in :func:`apply_decisions`'s corpus. The key stands for
+    what the lookup reads (it keys the run cache)."""
     if base is None or config.known_conflict_action == "off":
         return (), ""
     ds = decision_set() if ds is None else ds

@@ -118,6 +118,14 @@ class QueueView:
         page = min(max(1, int(page)), n_pages(len(self), size))
         return self.frame.take(self.rows[(page - 1) * size : page * size])
 
+    def first_undecided(self) -> str | None:
+        """The key of the view's first undecided pair, in its order; the first pair when every pair is decided;
+        None for an empty view (where the Conflicts page opens: docs/decisions/triage.md)."""
+        if not self.keys:
+            return None
+        undecided = np.flatnonzero(~self.frame["decided"].to_numpy(dtype=bool)[self.rows])
+        return self.keys[int(undecided[0])] if undecided.size else self.keys[0]
+
     def whole(self) -> pd.DataFrame:
         """Every row of the view, in order, as a frame (the download of the view: built when asked for)."""
         return self.frame.take(self.rows)

@@ -203,8 +203,8 @@ def _stale_block(pk: str) -> None:
         )
 
 
-def _outcome(pk: str) -> None:
-    """What the last click did not record, and why."""
+def outcome(pk: str) -> None:
+    """What the last click on the form of the pair ``pk`` did not record, and why."""
     _stale_block(pk)
     gone = unavailable()
     if gone is not None:
@@ -292,7 +292,7 @@ def decision_form(pair: ConflictPair, kb: KnowledgeBase, config: CRPConfig, queu
                 args=(*args, tuple(queue_keys)),
                 help="Record this decision, then open the next pair of the queue as shown.",
             )
-    _outcome(pk)
+    outcome(pk)
 
 
 __all__ = [
@@ -306,5 +306,6 @@ __all__ = [
     "STATUS_EFFECTS",
     "decision_form",
     "flash",
+    "outcome",
     "shown_fields",
 ]

@@ -11,6 +11,7 @@ opens page 1.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import partial
 
@@ -21,6 +22,7 @@ from streamlit.delta_generator import DeltaGenerator
 from crp_core import (
     PATTERNS,
     STATUSES,
+    ConflictPair,
     ConflictScan,
     CRPConfig,
     DecisionSet,
@@ -31,13 +33,11 @@ from crp_core import (
     pair_index,
 )
 
-from . import cache, decisions, paging, render, state, tables, triage_live
+from . import cache, paging, queue_aside, queue_pair, render, state, tables, triage_live
 from . import conflicts_view as cv
 from .progress_text import format_duration
 from .queue_view import QueueView, queue_view
-from .triage_audit import history_table
-from .triage_form import K_PAIR, K, decision_form
-from .triage_revert import revert_section
+from .triage_form import K_PAIR, K
 
 K_TABLE = K + "table"  # the queue table's key (+ the view, page size and page: a new page starts unselected)
 K_SHOWN = K + "shown"  # the pair keys of the rows the table shows (the page), in order
@@ -114,6 +114,7 @@ def _on_table_select(key: str) -> None:
     shown = state.recall(K_SHOWN, [])
     if rows and 0 <= rows[0] < len(shown):
         state.remember(K_PAIR, shown[rows[0]])
+        queue_aside.close()
 
 
 def pattern_label(name: str) -> str:
@@ -149,19 +150,23 @@ def _with_sdk(order: tuple[str, ...], has_sdk: bool) -> tuple[str, ...]:
 
 
 def _link_miss_warning(want: str) -> None:
+    shown = render.md_escape(want if len(want) <= 80 else want[:79] + "…")
     st.warning(
-        f"pair={render.md_escape(want if len(want) <= 80 else want[:79] + '…')}: not a conflict pair "
-        "of this CKF's triage queue; showing the first pair instead."
+        f"pair={shown}: not a conflict pair of this CKF's triage queue (pairs above contradiction_similarity the "
+        "detector flags; a near conflict of the current run is decided in its Envelope conflicts tab); showing the "
+        "first pair instead."
     )
 
 
-def _url_pair(frame: pd.DataFrame) -> str | None:
-    """The pair the URL (or an earlier visit) selected, if the queue holds it; a warning otherwise, repeated on
-    every rerun until the operator picks a pair (it vanished at the next rerun, typing one's name, and the first
-    pair then looked like the one the link opened)."""
+def _url_pair(held: frozenset[str], apart: Mapping[str, ConflictPair]) -> str | None:
+    """The pair the URL (or an earlier visit) selected, if the queue holds it (``held``: its pair keys); a warning
+    otherwise (unless it is a pair out of retrieval, ``apart``, which opens apart: :mod:`crp_ui.queue_aside`),
+    repeated on every rerun until the operator picks a pair (it vanished at the next rerun, typing one's name,
+    and the first pair then looked like the one the link opened)."""
     want = state.selected_pair()
-    held = cache.by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist()))
     miss = state.recall(K_LINK_MISS)
+    if want is not None and want not in held and want in apart:
+        return None
     if want is not None and want not in held:
         _link_miss_warning(want)
         state.remember(K_LINK_MISS, [want, None])
@@ -222,18 +227,18 @@ def _on_turn() -> None:
     state.remember(K_TURNED, True)
 
 
-def _target(keys: list[str], index: dict[str, int], wanted: str | None) -> str | None:
+def _target(view: QueueView, wanted: str | None) -> str | None:
     """The pair whose page opens: the one selected (select box, table, "Record and next", "Claim next"),
-    else the linked one, else (on a first visit) the queue's first pair, on page 1: the queue is the
-    whole CKF's, in triage order (the current run's own pairs are the "Envelope conflicts" tab's); None
-    when the selected pair left the view (a decision under the "undecided" filter: the page shown stays)
-    or the view is empty."""
+    else the linked one, else (on a first visit) the first undecided pair of the queue in its order (the
+    first pair when every pair is decided): the queue is the whole CKF's, in triage order (the current
+    run's own pairs are the "Envelope conflicts" tab's); None when the selected pair left the view (a
+    decision under the "undecided" filter: the page shown stays) or the view is empty."""
     cur = state.recall(K_PAIR)
-    if isinstance(cur, str) and cur in index:
+    if isinstance(cur, str) and cur in view.index:
         return cur
-    if wanted is not None and wanted in index:
+    if wanted is not None and wanted in view.index:
         return wanted
-    return keys[0] if keys and not isinstance(cur, str) else None
+    return view.first_undecided() if not isinstance(cur, str) else None
 
 
 def _paged(
@@ -251,7 +256,7 @@ def _paged(
     last = state.recall(K_VIEW)
     state.remember(K_VIEW, digest)
     moved = turned or (last is not None and last != digest)
-    target = None if moved else _target(keys, index, wanted)
+    target = None if moved else _target(view, wanted)
     goto = index[target] // size + 1 if target is not None else None
     page = paging.page_picker(
         where[1], paging.page_key(K, digest, size), len(keys), size, goto=goto, on_change=_on_turn
@@ -310,24 +315,28 @@ def _download(view: QueueView) -> None:
     )
 
 
-def _pick_pair(shown: pd.DataFrame, keys: list[str], pick: str) -> str:
+def _pick_pair(shown: pd.DataFrame, keys: list[str], pick: str, apart: str | None) -> str | None:
     """The pair select box over the page shown (a table row picks it too); the choice is the page's
-    selected pair."""
-    if state.recall(K_PAIR) != pick:
-        state.remember(K_PAIR, pick)
+    selected pair. While a pair out of retrieval is open (``apart``: the link names that one) it shows no
+    pair, so that picking any pair of the queue goes back to the queue; None then."""
+    want = pick if apart is None else None
+    if state.recall(K_PAIR) != want:
+        state.remember(K_PAIR, want)
     labels = {
         k: cv.pair_label({"fact_a": a, "fact_b": b, "patterns": p})
         for k, a, b, p in zip(keys, shown["fact_a"].tolist(), shown["fact_b"].tolist(), shown["patterns"].tolist())
     }
-    pk = str(
-        st.selectbox(
-            "Pair to triage (or select a table row)",
-            keys,
-            format_func=lambda k: render.plain(labels.get(k)),
-            key=K_PAIR,
-        )
+    got = st.selectbox(
+        "Pair to triage (or select a table row)",
+        keys,
+        index=None if apart is not None else 0,
+        placeholder="choose a pair of the queue",
+        format_func=lambda k: render.plain(labels.get(k)),
+        key=K_PAIR,
+        on_change=queue_aside.close,
     )
-    state.select_pair(pk)
+    pk = None if got is None else str(got)
+    state.select_pair(apart if apart is not None else pk)
     return pk
 
 
@@ -339,10 +348,16 @@ def queue_tab(
     config: CRPConfig,
     now: datetime,
     agreement: SdkAgreement | None = None,
+    aside: Sequence[ConflictPair] = (),
 ) -> None:
-    """The triage queue (one page of it), then the selected pair: its case, the decision form and its history."""
+    """The triage queue (one page of it), then the selected pair: its case, the decision form and its history.
+    ``aside``: the pairs an operator's QUARANTINED / DELETED mark took out of the scan, listed apart
+    (:mod:`crp_ui.queue_aside`); one of them open takes the selected pair's place."""
     view, digest, where = _filtered(frame)
-    wanted = _url_pair(frame)
+    apart = {cv.p_key(p): p for p in aside}
+    held_keys = cache.by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist()))  # once a frame
+    opened = queue_aside.settle(apart, held_keys)
+    wanted = _url_pair(held_keys, apart)
     shown, pick = _paged(view, digest, where, wanted)
     st.caption(
         f"{len(view):,} of {len(frame):,} pairs match · {SORT_LABELS[str(state.recall(K_SORT))]} · "
@@ -350,6 +365,7 @@ def queue_tab(
         f"{scan.threshold:.2f} text-checked, ages at {format_timestamp(scan.now)} (the session's now: recency, "
         f"hence authority and ties, move with it), {_took(scan.timings_ms['total'])}"
         + (" (by an earlier server: read from the cache)" if scan.from_cache else "")
+        + (f" · {len(aside):,} pair(s) out of retrieval, listed apart below" if aside else "")
     )
     keys = shown["pair"].tolist()
     state.remember(K_SHOWN, keys)
@@ -358,31 +374,24 @@ def queue_tab(
     held = triage_live.claimed_by_others(claims, me)
     # a new page, view or selected pair draws a new table element, its selection on the selected pair's row
     table_key = f"{K_TABLE}.{digest}.{keys[0] if keys else ''}.{pick}"
-    _table(shown, {k: triage_live.claim_cell(c, me) for k, c in claims.items()}, table_key, pick)
+    _table(shown, {k: triage_live.claim_cell(c, me) for k, c in claims.items()}, table_key, None if opened else pick)
     _download(view)
-    if pick is None:
-        st.info("No pair matches the filters.")
-        return
+    queue_aside.section(aside, ds, opened)
     every = view.keys
     # "Claim next" and "Record and next" walk the whole queue in its order, across pages
     free = every if not held else [k for k in every if k not in held]
-    triage_live.claim_button(free, state.get_ckf_fingerprint(kb))
-    pk = _pick_pair(shown, keys, pick)
+    pk = None
+    if pick is not None:
+        triage_live.claim_button(free, state.get_ckf_fingerprint(kb))
+        pk = _pick_pair(shown, keys, pick, opened)
+    if opened is not None:
+        queue_pair.out_of_retrieval(apart[opened], ds, kb, config, now, free)
+        return
+    if pk is None:
+        st.info("No pair matches the filters.")
+        return
     pair = pair_index(scan)[pk]  # built once per scan; a re-arbitrated scan's comes patched
-    # the pair's heading, figures and arbitration in one element, its case (patterns, both sides, the
-    # evidence, the outcome, the authority table and bars) in another
-    cv.pair_head(pair)
-    rec = agreement.of(pair.fact_a, pair.fact_b) if agreement is not None else None
-    if rec is not None:
-        cv.sdk_block(rec, K + "sdk")
-    cv.queue_case(pair, kb, dict(ds.statuses), now=now, config=config, key=K + "authority")
+    queue_pair.case(pair, ds, kb, config, now, agreement)
     if pk in held:
         st.info(render.md_escape(f"This pair is {triage_live.claim_cell(held[pk], me)}; you may still decide it."))
-    decision_form(pair, kb, config, every if not held else [k for k in every if k not in held or k == pk])
-    hist = decisions.pair_history(pair.fact_a, pair.fact_b)
-    revert_section(pair, hist, kb)
-    st.markdown(f"**Decision history of this pair** ({len(hist)})")
-    if hist:
-        history_table(cv.history_frame(hist).drop(columns=["pair", "kb"]), K + "history")
-    else:
-        st.caption("No decision yet.")
+    queue_pair.decide(pair, kb, config, every if not held else [k for k in every if k not in held or k == pk])

@@ -26,6 +26,7 @@ from crp_core import (
     StaleDecisionError,
     TriageStoreUnavailable,
     authority_winner,
+    pair_key,
 )
 
 from . import conflicts_view as cv
@@ -39,6 +40,7 @@ K_FORM_INFO = K + "form_info"  # a submit that recorded nothing, and why (not an
 K_STALE = K + "stale"  # the decision the store refused as stale, with the entry recorded meanwhile
 K_UNAVAILABLE = K + "unavailable"  # why the last write could not reach the database
 K_PAIR = K + "pair"  # the queue's pair select box (Record and next moves it)
+K_ASIDE = K + "aside"  # the pair out of retrieval open instead of the queue's (crp_ui.queue_aside)
 K_SEEN = K + "seen."  # + pair key: the pair's latest log entry when this operator opened it (based_on)
 K_OPEN = K + "open"  # the pair whose form is open
 
@@ -151,6 +153,7 @@ def _move_on(pk: str, queue_keys: tuple[str, ...]) -> None:
         state.remember(K_FORM_INFO, "That was the last pair of the queue as shown.")
         return
     state.remember(K_PAIR, nxt)
+    state.forget(K_ASIDE)
     state.select_pair(nxt)
 
 
@@ -165,8 +168,9 @@ def _start() -> bool:
     return True
 
 
-def _finish(d: Decision, queue_keys: tuple[str, ...] | None) -> None:
-    """Record ``d`` (unless it repeats the pair's latest decision), then clear the form and move on."""
+def _finish(d: Decision, queue_keys: tuple[str, ...] | None, keys: dict[str, str] | None = None) -> None:
+    """Record ``d`` (unless it repeats the pair's latest decision), then clear the form (``keys``: its fields,
+    by default the queue form's) and move on."""
     dup = _duplicate_of(d)
     if dup is not None:
         state.remember(K_FORM_INFO, f"Already recorded as decision #{dup.id} ({dup.decided_at}): nothing recorded.")
@@ -181,9 +185,10 @@ def _finish(d: Decision, queue_keys: tuple[str, ...] | None) -> None:
             f"Recorded decision #{rec.id} on {rec.fact_a} ↔ {rec.fact_b}: "
             f"{cv.decision_summary(rec)} (by {rec.operator}, {rec.decided_at}).",
         )
-    keys = field_keys(d.pair_key)
+    keys = field_keys(d.pair_key) if keys is None else keys
     for name in ("note", "status"):  # a recorded decision clears the form (the kind stays)
-        state.forget(keys[name])
+        if name in keys:
+            state.forget(keys[name])
     if queue_keys is not None:
         _move_on(d.pair_key, queue_keys)
 
@@ -213,6 +218,38 @@ def on_record(
         kind, pair, operator=state.get_operator(), fields=fields, fingerprint=fingerprint, config=config, extra=extra
     )
     _finish(d, queue_keys)
+
+
+def near_keys(pk: str) -> dict[str, str]:
+    """The widget keys of a near conflict's form (the pair ``pk``, the current run's: crp_ui.near_form)."""
+    return {name: f"{K}near.{name}.{pk}" for name in ("kind", "winner", "note")}
+
+
+def on_record_near(fact_a: str, fact_b: str, by_authority: str | None, fingerprint: str, shown: dict[str, Any]) -> None:
+    """Record the decision submitted on a near conflict of the current run (a callback): a dismissal, an accept
+    naming ``by_authority`` (the winner by authority at the run's now, None for a tie) or an override naming the
+    winner chosen. ``shown``: the team fields as the form was drawn (``based_on``, ``kb_name``)."""
+    if not _start():
+        return
+    keys = near_keys(pair_key(fact_a, fact_b))
+    kind, winner = state.recall(keys["kind"]), state.recall(keys["winner"])
+    if kind == "override" and not winner:
+        state.remember(K_FORM_ERROR, "Choose the winner: none is preselected.")
+        return
+    kw: dict[str, Any] = {
+        "note": str(state.recall(keys["note"]) or ""),
+        "ckf_fingerprint": fingerprint,
+        **team.decision_fields(),
+        **shown,
+    }
+    who = state.get_operator()
+    if kind == "dismiss":
+        d = Decision.dismiss(fact_a, fact_b, operator=who, **kw)
+    elif kind == "override":
+        d = Decision.override(fact_a, fact_b, winner=str(winner), operator=who, **kw)
+    else:
+        d = Decision.accept(fact_a, fact_b, operator=who, winner=by_authority, **kw)
+    _finish(d, None, keys)
 
 
 def on_confirm() -> None:

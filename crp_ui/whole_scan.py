@@ -4,7 +4,8 @@ corpus, scan fields, time and pair decisions. An operator's pair decision never 
 latest scan of the same corpus, fields and time is arbitrated again for the pairs whose decision changed
 (``crp_core.rearbitrate``); a STALE / ACTIVE mark that keeps every fact retrievable re-arbitrates the pairs of
 that fact (``crp_core.restatused``); the whole scan is arbitrated only when no kept scan shares its checked
-pairs."""
+pairs. The scan of the decisions in force is cut from it (:func:`cut_to_retrievable`): a QUARANTINED / DELETED
+mark takes out the pairs of its fact, which the kept scan still holds."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from crp_core import (
@@ -23,20 +25,26 @@ from crp_core import (
     ConflictScan,
     Corpus,
     CRPConfig,
+    RetrievableSplit,
+    WeakMemo,
     arbitrate_checked,
     check_ckf,
+    content_digest,
     decision_change,
     load_checked,
     rearbitrate,
     restatused,
     save_checked,
     scan_config_key,
+    within_retrievable,
 )
 
 from .progress import Bar
 
 #: scans (and checked pairs) kept per process
 MAX_SCANS = 16
+#: cuts of one scan kept (one per set of retrievable facts: :func:`cut_to_retrievable`)
+MAX_CUTS = 4
 
 
 @st.cache_resource(show_spinner=False)
@@ -101,13 +109,35 @@ def scan_once(
     if got is not None:
         _keep(key, lineage, same_check, corpus, decisions, got)
         return got
-    check_key = (*cid, scan_config_key(config, CHECK_CONFIG_FIELDS))
-    checked = _checks().get(check_key)
-    if checked is None:
-        checked = _checked_once(check_key, corpus, config)
-    got = arbitrate_checked(checked, corpus, config, now, decisions)
+    got = arbitrate_checked(_checked_of(corpus, cid, config), corpus, config, now, decisions)
     _keep(key, lineage, same_check, corpus, decisions, got)
     return got
+
+
+def _checked_of(corpus: Corpus, check_id: tuple[object, ...], config: CRPConfig) -> CheckedPairs:
+    """The checked pairs of ``corpus`` (``check_id``: what its text check reads), kept, read or made."""
+    check_key = (*check_id, scan_config_key(config, CHECK_CONFIG_FIELDS))
+    checked = _checks().get(check_key)
+    return checked if checked is not None else _checked_once(check_key, corpus, config)
+
+
+#: each scan's cuts to a set of retrievable facts (its digest), kept while the scan lives
+_CUTS: WeakMemo[ConflictScan, str, RetrievableSplit] = WeakMemo(MAX_CUTS)
+
+
+def cut_to_retrievable(
+    scan: ConflictScan, corpus: Corpus, check_id: tuple[object, ...], applied: Corpus, config: CRPConfig
+) -> RetrievableSplit:
+    """``scan`` (of :func:`scan_once` over ``corpus``) cut to the facts ``applied`` retrieves (``corpus`` with the
+    operators' QUARANTINED / DELETED marks too): ``crp_core.within_retrievable``, once per scan and set of
+    retrievable facts, so a rerun gets the same scan object (the queue frame is kept per scan). The same
+    retrievable facts give ``scan`` itself, outside the memo (a value holding its key would keep it alive)."""
+    if applied is corpus or int(np.count_nonzero(applied.retrievable)) == scan.n_facts:
+        return RetrievableSplit(scan, ())
+    mask = content_digest(np.packbits(np.asarray(applied.retrievable, dtype=bool)).tobytes(), length=20)
+    return _CUTS.get_or_build(
+        scan, mask, lambda: within_retrievable(scan, _checked_of(corpus, check_id, config), applied)
+    )
 
 
 #: one whole-CKF text check at a time in this server: its memory and both cores are the check's, and a session

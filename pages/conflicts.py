@@ -1,15 +1,17 @@
 """Conflict triage (SPEC-027 §2, §2.4 "conflicts are logged, not hidden").
 
-* **Triage queue** over the whole CKF (the ``crp-inspect conflicts`` scan): ties first, then the
-  smallest authority margin; filters by pattern, source type, status, decided / undecided; counts
-  (:mod:`crp_ui.triage_queue`).
+* **Triage queue** over the whole CKF (the ``crp-inspect conflicts`` scan of the same decision store): ties
+  first, then the smallest authority margin; filters by pattern, source type, status, decided / undecided;
+  counts; opened on the first undecided pair (:mod:`crp_ui.triage_queue`). The pairs an operator's
+  QUARANTINED / DELETED mark took out of it are listed apart (:mod:`crp_ui.queue_aside`).
 * **Operator decisions** on the selected pair (accept, override the winner, mark a fact STALE /
   QUARANTINED / DELETED / ACTIVE, dismiss), with a note and the operator's name (sidebar), stored
   in the SQLite triage database shared by every session; they apply to every page's run
   (:mod:`crp_ui.triage_form`).
 * **Envelope conflicts** of the current run: both texts with the differing tokens highlighted,
   similarity, patterns, authority arithmetic (numbers and grouped bars), winner / suppressed / tie
-  with the NOTE block as the envelope carries it, the ``CONTRADICTION_RESOLVED`` audit event.
+  with the NOTE block as the envelope carries it, the ``CONTRADICTION_RESOLVED`` audit event; its near
+  conflicts, each with a form to dismiss, accept or override it (:mod:`crp_ui.near_form`).
 * **Export**: decisions as JSON / CSV, the cleaned CKF (statuses applied, format as loaded), the
   audit log.
 """
@@ -41,6 +43,7 @@ from crp_core import (
 from crp_ui import (
     cache,
     decisions,
+    near_form,
     render,
     shell,
     state,
@@ -189,9 +192,7 @@ def envelope_tab(ds: DecisionSet, base_kb: KnowledgeBase) -> None:
         f"{len(res.suppressed)} suppressed, {len(res.backfilled)} backfilled"
     )
     _operator_effects(result, ds, base_kb)
-    near = cv.near_conflicts_text(result)
-    if near is not None:
-        st.warning(render.md_escape(near), icon=":material/call_split:")
+    near_form.near_section(result, base_kb)  # the pairs just below the threshold, each with its form
     if not res.pairs:
         st.info("No contradiction among this run's selected facts.")
         return
@@ -304,7 +305,8 @@ def main() -> None:
         st.stop()
     triage_form.flash()
     config = state.get_config()
-    scan = decisions.conflict_scan(base, config, state.get_now(), ds)
+    split = decisions.conflict_scan(base, config, state.get_now(), ds)  # crp-inspect conflicts on this store
+    scan = split.scan
     kb = base.kb
     languages = cache.by_identity("languages", kb, lambda k: language_profile(k.facts).note)
     if languages is not None:  # the detector reads English (docs/decisions/languages.md)
@@ -326,7 +328,7 @@ def main() -> None:
     # a bound tab set knows which tab is open (``.open``) and a click on another tab reruns the app, so
     # only the open tab is built
     draws: tuple[Callable[[], None], ...] = (
-        lambda: triage_queue.queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement),
+        lambda: triage_queue.queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement, split.aside),
         lambda: envelope_tab(ds, kb),
         lambda: triage_quality.quality_tab(ds, kb, cv.log_for_kb(log, state.get_ckf_fingerprint(kb))),
         lambda: export_tab(ds, kb, log),

@@ -357,7 +357,8 @@ class BeforeAfter:
             con += (
                 f" But {counted(len(near), 'more pair')} of the SPEC-027 envelope read as a value conflict just "
                 f"below contradiction_similarity {self.full.config.contradiction_similarity:g} and "
-                f"{'reaches' if len(near) == 1 else 'reach'} the model unresolved (near conflicts, Conflicts page)."
+                f"{'reaches' if len(near) == 1 else 'reach'} the model unresolved (near conflicts: decide them on the "
+                "Conflicts page's Envelope conflicts tab, or lower contradiction_similarity)."
             )
         stale = (
             f"Without SPEC-027, {counted(len(b.expired_in_envelope), 'expired fact')} (past the TTL, or marked "

@@ -10,9 +10,9 @@ What one pair decision can change in :func:`~crp_core.analysis.scan.arbitrate_ch
 * the authorities (source authority, importance, recency at ``now``) do not read pair decisions; neither
   do the similarity, the patterns, the recency table or the rows. A *status* mark is not a pair decision:
   it reaches the scan through the corpus (ACTIVE / STALE change a fact's recency, hence the authority of
-  every pair of that fact: :func:`restatused` arbitrates those pairs again; QUARANTINED / DELETED are no
-  scan statuses, and a status that changes which facts are retrievable changes the candidate pairs: a new
-  scan);
+  every pair of that fact: :func:`restatused` arbitrates those pairs again); a QUARANTINED / DELETED mark
+  takes its fact out of retrieval, and with it every pair of that fact: the pairs of the other facts keep
+  their objects and their order (:func:`within_retrievable`);
 * the triage order reads the pair's own ``tied`` and ``decision`` (a dismissed pair goes last), and the
   counts per pattern leave dismissed pairs out: both change only through the re-arbitrated pairs;
 * the decisions an exported CKF carries (``with_carried_decisions``) lie under the given ones pair by
@@ -34,7 +34,16 @@ from types import MappingProxyType
 
 import numpy as np
 
-from crp_core.analysis.scan import ConflictScan, ScanSource, count_patterns, ruling, scan_timings, triage_order
+from crp_core.analysis.scan import (
+    CheckedPairs,
+    ConflictScan,
+    PairSearch,
+    ScanSource,
+    count_patterns,
+    ruling,
+    scan_timings,
+    triage_order,
+)
 from crp_core.carried import with_carried_decisions
 from crp_core.config import CRPConfig
 from crp_core.decisions import Decisions, pair_decision_map, pair_key
@@ -168,6 +177,50 @@ def restatused(
         return replace(pair, **ruling(a, b, config, decisions))
 
     return _replaced(previous, old, again, t0, recency=rec)
+
+
+@dataclass(frozen=True, eq=False)
+class RetrievableSplit:
+    """A scan cut to the facts a corpus retrieves (:func:`within_retrievable`): ``scan``, the scan of that corpus;
+    ``aside``, the pairs cut from it (a fact of each is not retrievable there), in triage order."""
+
+    scan: ConflictScan
+    aside: tuple[ConflictPair, ...]
+
+
+def within_retrievable(previous: ConflictScan, checked: CheckedPairs, corpus: ScanSource) -> RetrievableSplit:
+    """``previous`` (arbitrated from ``checked`` over a corpus of ``corpus``'s facts and vectors in which every fact
+    ``corpus`` retrieves is retrievable too, with the same status) cut to the facts ``corpus`` retrieves: its
+    ``scan`` equals :func:`~crp_core.analysis.scan.arbitrate_checked` of ``check_ckf(corpus)`` with the decisions
+    ``previous`` was arbitrated with, pair for pair and count for count (the recency table aside, which may also
+    hold the facts of the pairs cut). The pair search keeps the pairs of retrievable facts and the text check reads
+    each pair alone; each pair is arbitrated on its own from its two facts, whose statuses are the same in both
+    corpora: so the pairs of two retrievable facts are ``previous``'s own objects, in its order. What a
+    QUARANTINED / DELETED mark changes in the whole-CKF scan, without a text check or an arbitration."""
+    ok = np.asarray(corpus.retrievable, dtype=bool)
+    if int(np.count_nonzero(ok)) == previous.n_facts:  # the same retrievable facts (a subset of equal size)
+        return RetrievableSplit(previous, ())
+    rows = previous.rows
+    kept: list[ConflictPair] = []
+    aside: list[ConflictPair] = []
+    for p in previous.pairs:
+        (kept if ok[rows[p.fact_a]] and ok[rows[p.fact_b]] else aside).append(p)
+    counts = dict(previous.counts)
+    for p in aside:
+        count_patterns(counts, p, -1)
+    found = checked.search.pairs
+    search = PairSearch(found[ok[found[:, 0]] & ok[found[:, 1]]], checked.search.method, checked.search.products)
+    in_pairs = {f for p in kept for f in (p.fact_a, p.fact_b)}
+    scan = replace(
+        previous,
+        pairs=tuple(kept),
+        counts=counts,
+        n_facts=int(np.count_nonzero(ok)),
+        n_candidates=int(search.pairs.shape[0]),
+        k=search.max_partners,
+        rows={f: r for f, r in rows.items() if f in in_pairs},
+    )
+    return RetrievableSplit(scan, tuple(aside))
 
 
 def _replaced(

@@ -9,6 +9,7 @@ the scenario's ``config`` table < each ``--set key=value`` (in command-line orde
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -36,7 +37,7 @@ from crp_core.io.timeparse import format_timestamp
 if TYPE_CHECKING:
     from crp_core.cli.common import Subparsers
     from crp_core.model import KnowledgeBase, Scenario
-    from crp_core.records import PipelineResult
+    from crp_core.records import NearConflict, PipelineResult
     from crp_core.stages.known import KnownSource
 
 
@@ -169,6 +170,19 @@ def _print_envelope(result: PipelineResult) -> None:
         out(f"  note: {note.message}\n")
 
 
+def near_advice(n: NearConflict, ckf: str) -> str:
+    """How to act on a near conflict, in one line: an operator's decision on the pair (a dismissal: not a conflict,
+    no longer reported; an accept or an override: arbitrated in every run that packs both), or a lower threshold."""
+    command = (
+        f"crp-inspect triage record --ckf {shlex.quote(ckf or 'KB')} --pair {shlex.quote(n.fact_a)} "
+        f"{shlex.quote(n.fact_b)} --kind dismiss --operator NAME"
+    )
+    return (
+        f"an operator's decision settles one: {command} (not a conflict: no longer reported), or --kind accept / "
+        "override --winner ID (arbitrated in every run that packs both); or lower contradiction_similarity"
+    )
+
+
 def _print_conflicts(result: PipelineResult) -> None:
     from crp_core.analysis.timeline import flag_lines, winner_flags
 
@@ -198,3 +212,4 @@ def _print_conflicts(result: PipelineResult) -> None:
         out(f"near conflicts (packed, cosine just below contradiction_similarity {top:g}; not resolved)\n")
         for n in near:
             out(f"  {n.fact_a} vs {n.fact_b}: cos={n.similarity:.3f} {'/'.join(n.patterns)}; both reach the model\n")
+        out(f"  {near_advice(near[0], result.corpus.kb.source)}\n")

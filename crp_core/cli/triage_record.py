@@ -153,8 +153,9 @@ def _unflagged_note(kb: KnowledgeBase, decision: Decision, config: CRPConfig) ->
         threshold = f"the cosine of {pair} is {cos:.3f}, not above contradiction_similarity"
         if decision.kind == "dismiss":
             return (
-                f"note: {threshold} {config.contradiction_similarity:g}: runs and the scan do not pair them, so the "
-                "dismissal is kept but takes effect only where that setting is lower"
+                f"note: {threshold} {config.contradiction_similarity:g}: runs and the scan do not pair them; the "
+                "dismissal is kept, a run no longer reports them as a near conflict, and stage 4 leaves them both "
+                "where that setting is lower"
             )
         return (
             f"note: {threshold} {config.contradiction_similarity:g}: the decision is kept ({effect}), but the "

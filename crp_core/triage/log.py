@@ -28,13 +28,12 @@ def same_decision(a: Decision, b: Decision) -> bool:
 
 def apply_to_kb(kb: KnowledgeBase, decision_set: DecisionSet) -> KnowledgeBase:
     """``kb`` with the operators' statuses applied (ids the CKF does not hold are ignored)."""
-    return kb.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+    return kb.with_statuses(decision_set.statuses_on(kb))
 
 
 def apply_to_corpus(corpus: Corpus, decision_set: DecisionSet) -> Corpus:
     """A prepared ``Corpus`` with the statuses applied (shares vectors and index; ``Corpus.with_statuses``)."""
-    kb = corpus.kb
-    return corpus.with_statuses({f: s for f, s in decision_set.statuses.items() if kb.get(f) is not None})
+    return corpus.with_statuses(decision_set.statuses_on(corpus.kb))
 
 
 def export_json(decisions: Iterable[Decision]) -> str:

@@ -30,7 +30,7 @@ def test_authority_winner_is_none_within_the_tie_tolerance():
     assert authority_winner(_pair(0.50, 0.51), CRPConfig()) == "B"
 
 
-def test_scan_statuses_keep_active_and_stale_marks_only():
+def test_retrievable_marks_keep_active_and_stale_marks_only():
     ds = DecisionSet.from_decisions(
         [
             Decision.mark_status("A", "B", fact="A", status="STALE", operator="op"),
@@ -39,7 +39,9 @@ def test_scan_statuses_keep_active_and_stale_marks_only():
             Decision.mark_status("G", "H", fact="G", status="ACTIVE", operator="op"),
         ]
     )
-    assert ds.scan_statuses() == {"A": "STALE", "G": "ACTIVE"}
+    assert ds.retrievable_marks() == {"A": "STALE", "G": "ACTIVE"}
+    # every status in force on a CKF's facts: what every run and the whole-CKF scan apply
+    assert ds.statuses_on({"A": 1, "C": 1, "E": 1}) == {"A": "STALE", "C": "QUARANTINED", "E": "DELETED"}
 
 
 def test_with_residual_addresses_what_leaves_the_residual_set():

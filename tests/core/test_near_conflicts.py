@@ -81,3 +81,47 @@ def test_the_run_summary_the_report_and_the_story_say_them(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "near conflicts (packed, cosine just below contradiction_similarity 0.85; not resolved)" in out
     assert f"  {n.fact_a} vs {n.fact_b}: cos={n.similarity:.3f} NEGATION_FLIP; both reach the model" in out
+
+
+def test_an_operators_dismissal_silences_it_in_the_run_the_report_the_story_and_the_cli(tmp_path, capsys):
+    """A dismissal is a person saying "not a conflict": it counts wherever the pair appears, below the threshold
+    too (docs/decisions/near-conflicts.md). Another pair's dismissal silences nothing; an accept makes the pair
+    stage 4's (arbitrated), no longer a hint."""
+    from crp_core.analysis.baseline import before_after
+    from crp_core.cli import main
+    from crp_core.io.ckf import write_ckf
+    from crp_core.io.scenario import dump_scenario
+    from crp_core.report import run_report
+    from crp_core.triage import Decision, DecisionSet
+
+    (n,) = near_conflict_run().near_conflicts
+    dismissed = DecisionSet.from_decisions([Decision.dismiss(n.fact_b, n.fact_a, operator="rosa")])
+    r = near_conflict_run(decisions=dismissed)
+    assert r.near_conflicts == () and run_report(r)["near_conflicts"] == []
+    story = dict(before_after(r.corpus, make_scenario([1, 0, 0, 0, 0, 0]), r.config, decisions=dismissed).headlines())
+    assert "read as a value conflict just below" not in " ".join(story.values())
+    other = DecisionSet.from_decisions([Decision.dismiss("P1", "Q", operator="rosa")])
+    assert near_conflict_run(decisions=other).near_conflicts == (n,)
+    accepted = near_conflict_run(
+        decisions=DecisionSet.from_decisions([Decision.accept(n.fact_a, n.fact_b, operator="rosa")])
+    )
+    stage4 = {frozenset((p.fact_a, p.fact_b)) for p in accepted.resolution.pairs}
+    assert accepted.near_conflicts == () and frozenset((n.fact_a, n.fact_b)) in stage4
+
+    # the command line: the run says how to decide it; `triage record` dismisses it; the run no longer reports it
+    kb, db = tmp_path / "kb.jsonl", tmp_path / "triage.sqlite"
+    write_ckf(r.corpus.kb, kb)
+    (tmp_path / "s.json").write_text(dump_scenario(make_scenario([1, 0, 0, 0, 0, 0]), "json"), encoding="utf-8")
+    run = ["run", "--ckf", str(kb), "--scenario", str(tmp_path / "s.json")]
+    run += ["--set", "graph_retrieval=false", "--set", "envelope_fact_budget=5"]
+    assert main([*run, "--no-triage-db"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        f"  an operator's decision settles one: crp-inspect triage record --ckf {kb} --pair {n.fact_a} {n.fact_b} "
+        "--kind dismiss --operator NAME (not a conflict: no longer reported)"
+    ) in out
+    record = ["triage", "record", "--db", str(db), "--ckf", str(kb), "--pair", n.fact_a, n.fact_b]
+    assert main([*record, "--kind", "dismiss", "--operator", "rosa", "--note", "two different rules"]) == 0
+    assert "a run no longer reports them as a near conflict" in capsys.readouterr().err
+    assert main([*run, "--triage-db", str(db)]) == 0
+    assert "near conflicts" not in capsys.readouterr().out

@@ -135,11 +135,17 @@ def test_decisions_apply_update_queue_and_every_view(triage_env):
     e = env[env.fact_a == "E1"].iloc[0]
     assert (e.outcome, e.suppressed, e.decision) == ("override: E2 wins", "E1", "override")
     assert metrics(at)["decided"] == "1"
-    # 2. quarantine X2: the pair leaves this run, the queue shows the status
+    # 2. quarantine X2: the pair leaves this run and the queue (no run pairs a fact out of retrieval), and is
+    # listed apart with the mark, open in the queue pair's place (docs/decisions/triage.md, "Out of retrieval")
     decide(at, "X1|X2", "mark_status", target="X2", status="QUARANTINED")
     q = queue(at)
-    row = q[q.fact_a == "X1"].iloc[0]
-    assert (row.status_b, row.decision, bool(row.decided)) == ("QUARANTINED", "X2 marked QUARANTINED", True)
+    assert "X1" not in set(q.fact_a) and metrics(at)["conflict pairs"] == "2"
+    (apart,) = [d.value for d in at.dataframe if "out of retrieval" in d.value.columns]
+    assert apart[["fact_a", "fact_b", "out of retrieval", "by"]].values.tolist() == [
+        ["X1", "X2", "X2 QUARANTINED", "alice"]
+    ]
+    assert at.selectbox(key=K + "aside").value == "X1|X2"
+    assert any("X1 ↔ X2 is out of the queue: X2 is QUARANTINED by alice" in unmd(i.value) for i in at.info)
     env = env_pairs(show_tab(at, ENV))
     assert ("X1", "X2") not in set(zip(env.fact_a, env.fact_b))
     before = [d.value for d in at.dataframe if "without operator decisions" in d.value.columns][0]
@@ -168,14 +174,16 @@ def test_decisions_apply_update_queue_and_every_view(triage_env):
     assert q.arbitration.tolist()[-1] == "dismissed"
     assert not [c.value for c in show_tab(at, ENV).code if c.value.startswith("NOTE:")]
     m = metrics(at)
-    assert (m["decided"], m["undecided"], m["dismissed"], m["decisions in the log"]) == ("3", "0", "1", "3")
-    # filters: undecided -> nothing; decided + status QUARANTINED -> the X pair
+    assert (m["decided"], m["undecided"], m["dismissed"], m["decisions in the log"]) == ("2", "0", "1", "3")
+    # filters: undecided -> nothing; decided -> the two pairs left, none QUARANTINED
     show_tab(at, QUEUE).radio(key=K + "f.decided").set_value("undecided").run()
     assert len(queue(at)) == 0
     at.radio(key=K + "f.decided").set_value("decided").run()
+    assert sorted(queue(at).fact_a.tolist()) == ["E1", "T1"]
     at.multiselect(key=K + "f.statuses").set_value(["QUARANTINED"]).run()
-    assert queue(at).fact_a.tolist() == ["X1"]
-    # the pair's history (audit log) is shown with who and the note
+    assert len(queue(at)) == 0
+    # the pair out of retrieval, opened from the list: its history (audit log) with who and the note
+    at.selectbox(key=K + "aside").set_value("X1|X2").run()
     hist = [d.value for d in at.dataframe if "operator" in d.value.columns and "kind" in d.value.columns]
     assert hist and hist[0].kind.tolist() == ["mark_status"] and hist[0].operator.tolist() == ["alice"]
 

@@ -81,19 +81,27 @@ def test_a_glossary_search_is_named_in_the_notice(ui_env):
     assert "the glossary search (TTL)" in got, got
 
 
-def test_the_conflicts_page_opens_on_the_queues_first_pair(triage_env):
-    """The queue is the whole CKF's, in triage order: a first visit opens its page 1 on its first pair, even
-    one the current run no longer meets (docs/decisions/triage.md, "Where the queue opens")."""
+def test_the_conflicts_page_opens_on_the_queues_first_undecided_pair(triage_env):
+    """The queue is the whole CKF's, in triage order: a first visit opens on its first undecided pair (the tie
+    T1|T2 heads the queue but an operator decided it), a link's pair wins, and with every pair decided the first
+    pair opens (docs/decisions/triage.md, "Where the queue opens")."""
     from crp_core.triage import Decision, DecisionStore
     from tests.support.conflicts_page import open_page
 
-    # T2 quarantined: the tie T1|T2 still heads the whole-CKF queue, but the run no longer meets it
     with DecisionStore(str(triage_env), create=True) as store:
-        store.record(Decision.mark_status("T1", "T2", fact="T2", status="QUARANTINED", operator="fay"))
+        store.record(Decision.override("T1", "T2", winner="T1", operator="fay"))
     at = open_page()
-    assert at.session_state["crp.page.conflicts.shown"][0] == "T1|T2"
-    assert at.session_state["crp.page.conflicts.pair"] == "T1|T2"
-    assert _qp(at)["pair"] == "T1|T2"
+    assert at.session_state["crp.page.conflicts.shown"][:2] == ["T1|T2", "X1|X2"]
+    assert at.session_state["crp.page.conflicts.pair"] == "X1|X2"
+    assert _qp(at)["pair"] == "X1|X2"
+    linked = run_page("conflicts", params={"pair": "T2|T1"})
+    assert linked.session_state["crp.page.conflicts.pair"] == "T1|T2"
+    with DecisionStore(str(triage_env), create=False) as store:
+        store.record(Decision.dismiss("X1", "X2", operator="fay"))
+        store.record(Decision.accept("E1", "E2", winner="E1", operator="fay"))
+    decided = open_page()
+    assert decided.session_state["crp.page.conflicts.shown"][0] == "T1|T2"
+    assert decided.session_state["crp.page.conflicts.pair"] == "T1|T2"
 
 
 def test_a_link_never_sets_the_embedding_model(ui_env):

@@ -68,6 +68,8 @@ def test_a_view_holds_the_rows_a_filtered_sorted_frame_holds(frame, pats, srcs, 
     pd.testing.assert_frame_equal(view.whole(), want)
     assert view.keys == want["pair"].tolist() and len(view) == len(want)
     assert view.index == {k: i for i, k in enumerate(view.keys)}
+    undecided = want[~want["decided"]]["pair"].tolist()
+    assert view.first_undecided() == (undecided[:1] or view.keys[:1] or [None])[0]  # where the page opens
     size = 4
     last = max(1, -(-len(want) // size))
     start = (min(page, last) - 1) * size
@@ -89,6 +91,10 @@ def test_a_view_keeps_positions_not_a_copy_of_the_frame():
     assert numbers.rows.tolist() == [2, 0] and numbers.index == {"e|f": 0, "a|b": 1}
     assert numbers.keys[0] is by_sim.keys[1]  # the views share the frame's key strings
     assert numbers.page(9, 1)["pair"].tolist() == ["a|b"]  # a page past the end: the last page
+    # the page opens on the view's first undecided pair in its order; the first pair when all are decided
+    assert by_sim.first_undecided() == "e|f"
+    assert qv.queue_view(frame, ((), (), ()), "decided", "triage").first_undecided() == "c|d"
+    assert qv.queue_view(frame.iloc[:0], ((), (), ()), "all", "triage").first_undecided() is None
 
 
 def test_an_unknown_order_or_decided_choice_is_refused():

@@ -39,10 +39,10 @@ def _view(scan):
 def test_a_pair_decision_or_another_now_rearbitrates_without_checking_again():
     corpus, config = _corpus(), CRPConfig()
     with mock.patch.object(whole_scan, "check_ckf", wraps=whole_scan.check_ckf) as checks:
-        first = dmod.conflict_scan(corpus, config, NOW, DecisionSet.empty())
+        first = dmod.conflict_scan(corpus, config, NOW, DecisionSet.empty()).scan
         ds = DecisionSet.from_decisions([Decision.dismiss("W0", "W1", operator="ann")])
-        decided = dmod.conflict_scan(corpus, config, NOW, ds)
-        later = dmod.conflict_scan(corpus, config, datetime(2027, 6, 1, tzinfo=UTC), ds)
+        decided = dmod.conflict_scan(corpus, config, NOW, ds).scan
+        later = dmod.conflict_scan(corpus, config, datetime(2027, 6, 1, tzinfo=UTC), ds).scan
         assert checks.call_count == 1
         dmod.conflict_scan(corpus, config.replace(contradiction_similarity=0.9), NOW, ds)
         assert checks.call_count == 2  # the detection settings are the checked pairs' own key
@@ -56,13 +56,13 @@ def test_a_pair_decision_or_another_now_rearbitrates_without_checking_again():
 def test_a_pair_decision_rearbitrates_only_the_changed_pair():
     corpus, config = _corpus(), CRPConfig()
     now = datetime(2026, 12, 2, tzinfo=UTC)  # a time of this test only: no scan of it is kept yet
-    first = dmod.conflict_scan(corpus, config, now, DecisionSet.empty())
+    first = dmod.conflict_scan(corpus, config, now, DecisionSet.empty()).scan
     ds = DecisionSet.from_decisions([Decision.override("W2", "W3", winner="W3", operator="ann")])
     with (
         mock.patch.object(whole_scan, "arbitrate_checked", wraps=whole_scan.arbitrate_checked) as full,
         mock.patch.object(whole_scan, "rearbitrate", wraps=whole_scan.rearbitrate) as part,
     ):
-        decided = dmod.conflict_scan(corpus, config, now, ds)
+        decided = dmod.conflict_scan(corpus, config, now, ds).scan
     assert full.call_count == 0 and part.call_count == 1
     decisions, _ = dmod.pipeline_decisions(ds)
     assert _view(decided) == _view(scan_ckf(corpus, config, now, decisions=decisions))
@@ -79,7 +79,7 @@ def test_a_stale_mark_that_keeps_the_fact_retrievable_does_not_check_the_texts_a
         calls = checks.call_count
         ds = DecisionSet.from_decisions([Decision.mark_status("W0", "W1", fact="W1", status="STALE", operator="ann")])
         with mock.patch.object(whole_scan, "arbitrate_checked", wraps=whole_scan.arbitrate_checked) as full:
-            marked = dmod.conflict_scan(corpus, config, now, ds)
+            marked = dmod.conflict_scan(corpus, config, now, ds).scan
         assert checks.call_count == calls
         assert full.call_count == 0  # the pairs of W1 re-arbitrated (crp_core.restatused), not the whole scan
         dmod.conflict_scan(corpus.with_statuses({"W1": "DELETED"}), config, now, DecisionSet.empty())
@@ -109,7 +109,7 @@ def test_sessions_asking_at_once_share_one_check():
     spinners: list[str] = []
 
     def session(name):
-        got[name] = dmod.conflict_scan(corpus, config, now, DecisionSet.empty())
+        got[name] = dmod.conflict_scan(corpus, config, now, DecisionSet.empty()).scan
 
     with (
         mock.patch.object(whole_scan, "check_ckf", side_effect=slow_check) as checks,
@@ -131,3 +131,33 @@ def test_sessions_asking_at_once_share_one_check():
         second.join(10)
     assert checks.call_count == 1 and spinners == [whole_scan.WAITING_NOTE]
     assert _view(got["a"]) == _view(got["b"]) and len(got["a"].pairs) == 2
+
+
+def test_a_quarantine_cuts_the_scan_of_the_decisions_in_force_without_checking_or_arbitrating_again():
+    """The queue's scan is ``crp-inspect conflicts``' on the same store: a QUARANTINED mark takes its fact out of
+    retrieval and its pair out of the scan (the counts, the retrievable facts, the candidate pairs), from the kept
+    scan; the pair stays known, apart."""
+    from crp_core.triage import apply_to_corpus
+
+    corpus, config = _corpus(), CRPConfig()
+    now = datetime(2026, 12, 4, tzinfo=UTC)  # a time of this test only
+    first = dmod.conflict_scan(corpus, config, now, DecisionSet.empty())
+    assert (len(first.scan.pairs), first.scan.n_facts, first.aside) == (2, 4, ())
+    ds = DecisionSet.from_decisions(
+        [
+            Decision.override("W0", "W1", winner="W1", operator="ann"),
+            Decision.mark_status("W0", "W1", fact="W0", status="QUARANTINED", operator="ann"),
+        ]
+    )
+    with (
+        mock.patch.object(whole_scan, "check_ckf", wraps=whole_scan.check_ckf) as checks,
+        mock.patch.object(whole_scan, "arbitrate_checked", wraps=whole_scan.arbitrate_checked) as full,
+    ):
+        cut = dmod.conflict_scan(corpus, config, now, ds)
+        assert dmod.conflict_scan(corpus, config, now, ds).scan is cut.scan  # a rerun: the same scan object
+    assert checks.call_count == 0 and full.call_count == 0
+    decisions, _ = dmod.pipeline_decisions(ds)
+    cli = scan_ckf(apply_to_corpus(corpus, ds), config, now, decisions=decisions)  # crp-inspect conflicts
+    assert _view(cut.scan) == _view(cli)
+    assert (cut.scan.n_facts, cut.scan.n_candidates, dict(cut.scan.counts)) == (3, 1, dict(cli.counts))
+    assert [(p.fact_a, p.fact_b, p.decision) for p in cut.aside] == [("W0", "W1", "override")]

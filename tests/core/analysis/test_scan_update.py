@@ -1,5 +1,7 @@
 """rearbitrate: a scan after a change of pair decisions equals a fresh arbitrate_checked with the new decisions,
-and only the pairs whose decision in force changed are arbitrated again."""
+and only the pairs whose decision in force changed are arbitrated again; restatused, after a status mark that keeps
+every fact retrievable; within_retrievable, after marks that take facts out of retrieval (the scan
+``crp-inspect conflicts`` makes of the corpus with every status in force)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from crp_core.analysis.scan_update import (
     rearbitrate,
     restatused,
     rows_from,
+    within_retrievable,
 )
 from crp_core.config import CRPConfig
 from crp_core.corpus.prepared import Corpus
@@ -27,8 +30,8 @@ from crp_core.triage import Decision, DecisionSet, pair_key
 from tests.support.scan_worlds import NOW, cluster_corpus
 
 
-def same_scan(got: ConflictScan, want: ConflictScan) -> None:
-    """Every field a fresh scan fixes (timings aside) is equal."""
+def same_scan(got: ConflictScan, want: ConflictScan, recency: bool = True) -> None:
+    """Every field a fresh scan fixes (timings aside, and the recency table unless ``recency``) is equal."""
     assert got.pairs == want.pairs
     assert dict(got.counts) == dict(want.counts)
     assert (got.n_facts, got.n_candidates, got.k, got.threshold, got.now) == (
@@ -45,6 +48,8 @@ def same_scan(got: ConflictScan, want: ConflictScan) -> None:
         want.tied,
         want.dismissed,
     )
+    if not recency:
+        return
     assert (got.recency is None) == (want.recency is None)
     if got.recency is not None and want.recency is not None:
         assert np.array_equal(got.recency.idx, want.recency.idx)
@@ -266,3 +271,48 @@ def test_a_stale_mark_lowers_the_facts_recency_and_moves_its_pairs():
     assert pair.authority["U1"] is pair_index(before)["U0|U1"].authority["U1"]
     same_scan(up.scan, arbitrate_checked(checked, stale, config, NOW))
     assert restatused(before, corpus, config, None, ["U9"]).scan is before
+
+
+# ---- status marks that take facts out of retrieval -----------------------------------------------
+OUT = st.lists(st.tuples(st.integers(0, 10_000), st.sampled_from(("QUARANTINED", "DELETED", "STALE"))), max_size=6)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 5), marks=OUT, decided=st.lists(st.integers(0, 10_000), max_size=4))
+def test_marks_out_of_retrieval_cut_the_scan_to_the_one_of_the_corpus_with_every_status(seed, marks, decided):
+    """The scan of the corpus with every status in force (what ``crp-inspect conflicts`` scans), cut from the scan
+    of the corpus whose marks keep every fact retrievable: the same pairs, counts, facts, candidates, partners and
+    rows; the pairs cut are the ones with a fact out of retrieval, in triage order, the same objects."""
+    config = CRPConfig()
+    base = cluster_corpus(seed, config=config)
+    ids = [f.fact_id for f in base.kb.facts]
+    statuses = {ids[i % len(ids)]: status for i, status in marks}
+    kept = {f: s for f, s in statuses.items() if s == "STALE"}
+    wide = base.with_statuses(kept) if kept else base
+    checked = check_ckf(wide, config)
+    pairs = [(p.fact_a, p.fact_b) for p in arbitrate_checked(checked, wide, config, NOW).pairs]
+    ds = log(*(("override", *pairs[i % len(pairs)], pairs[i % len(pairs)][1]) for i in decided)) if pairs else None
+    scan = arbitrate_checked(checked, wide, config, NOW, ds)
+    narrow = base.with_statuses(statuses) if statuses else base
+    cut = within_retrievable(scan, checked, narrow)
+    same_scan(cut.scan, arbitrate_checked(check_ckf(narrow, config), narrow, config, NOW, ds), recency=False)
+    out = {f for f, s in statuses.items() if s != "STALE"} & {
+        f.fact_id for f, ok in zip(wide.kb.facts, wide.retrievable) if ok
+    }
+    assert [p for p in scan.pairs if {p.fact_a, p.fact_b} & out] == list(cut.aside)
+    assert all(any(p is q for q in scan.pairs) for p in cut.scan.pairs)  # the kept scan's own pair objects
+    if not out:
+        assert cut.scan is scan and cut.aside == ()
+
+
+def test_a_quarantine_takes_its_pair_out_and_counts_its_candidates_no_more():
+    corpus, config = _two_pairs(), CRPConfig()
+    checked = check_ckf(corpus, config)
+    before = arbitrate_checked(checked, corpus, config, NOW, log(("override", "U0", "U1", "U1")))
+    out = corpus.with_statuses({"U1": "QUARANTINED"})
+    cut = within_retrievable(before, checked, out)
+    assert [(p.fact_a, p.fact_b, p.decision) for p in cut.aside] == [("U0", "U1", "override")]
+    assert [(p.fact_a, p.fact_b) for p in cut.scan.pairs] == [("U2", "U3")]
+    assert (before.n_facts, before.n_candidates, cut.scan.n_facts, cut.scan.n_candidates) == (4, 2, 3, 1)
+    assert dict(cut.scan.rows) == {"U2": 2, "U3": 3}
+    assert within_retrievable(before, checked, corpus).scan is before  # the same retrievable facts: nothing cut

@@ -749,7 +749,8 @@ def test_an_override_on_a_pair_below_the_similarity_threshold_says_where_it_acts
     """The texts conflict (can / cannot) but their vectors' cosine, 0.8 = 4/5 exactly, is not above
     contradiction_similarity (0.85): the scan and the queue do not pair them, runs do by the decision; the
     override is kept with a note saying so (tests/core/stages/contradictions/test_resolve.py runs one); a
-    dismissal there changes nothing; at a cosine above the threshold, no note."""
+    dismissal there silences the pair as a near conflict (tests/core/test_near_conflicts.py); at a cosine above
+    the threshold, no note."""
     rows = [
         {"fact_id": "a", "content": "Unused advance tickets can be refunded.", "embedding": [4, 3]},
         {"fact_id": "b", "content": "Unused advance tickets cannot be refunded.", "embedding": [1, 0]},
@@ -764,9 +765,11 @@ def test_an_override_on_a_pair_below_the_similarity_threshold_says_where_it_acts
         "(every run that selects both facts arbitrates them by it), but the scan and the triage queue do not pair them"
     ) in err
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "b", "--kind", "dismiss", *argv[4:])
-    assert (
-        code == 0 and "runs and the scan do not pair them, so the dismissal is kept but takes effect only where" in err
+    said = (
+        "runs and the scan do not pair them; the dismissal is kept, a run no longer reports them as a near "
+        "conflict, and stage 4 leaves them both where that setting is lower"
     )
+    assert code == 0 and said in err
     code, out, err = cli(capsys, "record", "--db", db, "--pair", "a", "c", *argv)
     assert code == 0 and "note:" not in err
 
