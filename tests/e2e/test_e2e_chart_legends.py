@@ -12,7 +12,6 @@ a fraction of the plot's height under the axis, which a short chart's ticks and 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,7 @@ import plotly
 import pytest
 from plotly.graph_objects import Figure
 
-from crp_core import EnvelopeTimeline, pair_timeline
+from crp_core import pair_timeline
 from crp_core.config import CRPConfig
 from crp_core.pipeline import run_pipeline
 from crp_core.records import Authority, ConflictPair
@@ -29,7 +28,7 @@ from crp_core.stages.contradictions import values_conflict
 from crp_ui import charts, tables
 from crp_ui import time_strip as ts
 from tests.support.factories import fact, make_corpus, make_scenario
-from tests.support.timeline_worlds import KB, NOW
+from tests.support.timeline_worlds import KB, NOW, small_envelope_timeline
 
 WIDTHS = (360, 700, 1100)
 TOLERANCE_PX = 1.0
@@ -89,14 +88,7 @@ def _token_bar() -> Figure:
 
 
 def _envelope_over_time() -> Figure:
-    times = (datetime(2026, 1, 1, tzinfo=UTC), NOW, datetime(2026, 12, 1, tzinfo=UTC))
-    env = EnvelopeTimeline(
-        times=times,
-        fact_ids=("F1", "F2", "A"),
-        inside=np.array([[1, 1, 1], [1, 0, 0], [0, 1, 1]], dtype=bool),
-        changing=("F2", "A"),
-    )
-    return ts.envelope_figure(env, ("A", "B"), now=NOW)
+    return ts.envelope_figure(small_envelope_timeline(), ("A", "B"), now=NOW)
 
 
 def _recency() -> Figure:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.conflicts_page import ENV, K, open_page, set_operator, show_tab, unmd
+from tests.support.conflicts_page import ENV, K, open_page, sample_env, set_operator, show_tab, unmd
 from tests.support.near_conflict_world import write_near_conflict_sample
 from tests.support.pages import run_page
 
@@ -22,12 +22,7 @@ NEAR = "N1|N2"
 
 @pytest.fixture
 def near_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    d = write_near_conflict_sample(tmp_path / "samples")
-    monkeypatch.setenv("CRP_SAMPLE_DIR", str(d))
-    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(tmp_path / "triage.sqlite"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    return tmp_path / "triage.sqlite"
+    return sample_env(tmp_path, monkeypatch, write_near_conflict_sample)
 
 
 def near_warnings(at) -> list[str]:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.support.paths import APP
@@ -131,3 +133,13 @@ def decide(
     at.button(key=K + "submit." + pair).click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def sample_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, write: Callable[[Path], Path]) -> Path:
+    """The sample ``write`` makes as the dashboard's sample dir, a cache and a temporary decision database (tests
+    never touch a shared one); returns the database path."""
+    monkeypatch.setenv("CRP_SAMPLE_DIR", str(write(tmp_path / "samples")))
+    monkeypatch.setenv("CRP_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CRP_INSPECT_TRIAGE_DB", str(tmp_path / "triage.sqlite"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    return tmp_path / "triage.sqlite"

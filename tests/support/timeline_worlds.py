@@ -11,9 +11,23 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import numpy as np
+
+from crp_core import EnvelopeTimeline
 from tests.support.factories import fact, make_kb
 
 A = fact("A", source_type="official_documentation", importance_weight=1.0, modified_at="2025-01-01T00:00:00Z")
 B = fact("B", source_type="web", importance_weight=1.0, modified_at="2025-10-01T00:00:00Z")
 KB = make_kb([A, B])
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def small_envelope_timeline() -> EnvelopeTimeline:
+    """Three times around :data:`NOW`; F1 always inside, F2 and A moving in and out (the two that change)."""
+    times = (datetime(2026, 1, 1, tzinfo=UTC), NOW, datetime(2026, 12, 1, tzinfo=UTC))
+    return EnvelopeTimeline(
+        times=times,
+        fact_ids=("F1", "F2", "A"),
+        inside=np.array([[1, 1, 1], [1, 0, 0], [0, 1, 1]], dtype=bool),
+        changing=("F2", "A"),
+    )

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-import numpy as np
 import pytest
 
-from crp_core import EnvelopeTimeline, pair_timeline
+from crp_core import pair_timeline
 from crp_core.config import CRPConfig
 from crp_ui import time_strip as ts
 from crp_ui.chart_style import OUTCOME_COLOURS
 from tests.support.factories import fact, make_kb
-from tests.support.timeline_worlds import KB, NOW
+from tests.support.timeline_worlds import KB, NOW, small_envelope_timeline
 
 CONFIG = CRPConfig()
 
@@ -108,13 +107,7 @@ def test_labels_from_data_are_escaped():
 
 
 def test_envelope_figure_rows_and_now_column():
-    times = (datetime(2026, 1, 1, tzinfo=UTC), NOW, datetime(2026, 12, 1, tzinfo=UTC))
-    env = EnvelopeTimeline(
-        times=times,
-        fact_ids=("F1", "F2", "A"),
-        inside=np.array([[1, 1, 1], [1, 0, 0], [0, 1, 1]], dtype=bool),
-        changing=("F2", "A"),
-    )
+    env = small_envelope_timeline()
     fig = ts.envelope_figure(env, ("A", "B"), now=NOW)
     hm = fig.data[0]
     assert list(hm.y) == ["◆ A", "F1", "F2"]  # the pair's facts first
