@@ -12,8 +12,9 @@ PAIR_TERMS: tuple[tuple[str, str, str, str, tuple[str, ...]], ...] = (
         "Stage 4 arbitrates only the pairs whose cosine is above contradiction_similarity (default 0.85). A pair of "
         "the envelope whose cosine lies within near_conflict_margin (default 0.05) below it, and whose texts the "
         "detector reads as a value conflict, is a near conflict: nothing suppresses either fact, and the Conflicts "
-        "page names the pair with its cosine and pattern. Lower contradiction_similarity to let authority decide "
-        "it, or decide the pair in the triage queue.",
+        "page's Envelope conflicts tab names the pair with its cosine and pattern and decides it there: a dismissal "
+        "(not a conflict) silences it everywhere it is reported, an accept or override has it arbitrated. Lowering "
+        "contradiction_similarity lets authority decide it in every run.",
         "SPEC-027 §2.2; docs/decisions/near-conflicts.md",
         ("near conflicts", "near_conflicts", "near-conflict"),
     ),
