@@ -102,13 +102,7 @@ def not_carried() -> list[str]:
     ds = decision_set()
     n = len(ds.pair_decisions) + len(ds.statuses)
     if n:
-        # the server's log is shared: a colleague opening the link on this server sees its decisions; a reader
-        # of another server does not
-        whose = (
-            "of the opened snapshot"
-            if opened() is not None
-            else "of this server's triage log (in force for whoever opens the link on this server, not elsewhere)"
-        )
+        whose = "of the opened snapshot" if opened() is not None else SERVER_LOG
         out.append(f"{n} triage decision{'' if n == 1 else 's'} {whose}")
     out.extend(state.unlinked())
     return out
@@ -117,6 +111,10 @@ def not_carried() -> list[str]:
 def uploaded_item(label: str) -> str:
     """The notice's item for an uploaded CKF (a snapshot names it by fingerprint; it does not hold it)."""
     return f"your uploaded CKF ({label})"
+
+
+#: the words naming the decisions of this server's triage log in the notice
+SERVER_LOG = "of this server's triage log"
 
 
 def notice_text(items: list[str], page_own: list[str]) -> str:
@@ -136,6 +134,9 @@ def notice_text(items: list[str], page_own: list[str]) -> str:
         text += f" A snapshot does not carry {them} either: set {them} again after opening the link."
     if upload:
         text += " A snapshot names the uploaded CKF without holding it: whoever opens it loads the same file first."
+    if any(i.endswith(SERVER_LOG) for i in items):
+        # the log is shared: a colleague opening the link on this server has its decisions; another server not
+        text += " Whoever opens the link on this server has those decisions anyway; elsewhere only a snapshot does."
     return text
 
 

@@ -53,7 +53,7 @@ def taken(triage_env: Path) -> tuple[bytes, list[tuple[str, str]]]:
     assert isinstance(data, bytes)
     notice = _notice(at)
     assert (
-        "1 triage decision of this server" in notice and "in force for whoever opens the link on this server" in notice
+        "1 triage decision of this server" in notice and "opens the link on this server has those decisions" in notice
     )
     return data, _numbers(at)
 
