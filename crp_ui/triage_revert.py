@@ -34,12 +34,8 @@ def _on_revert(pair: ConflictPair, fingerprint: str, kb_name: str | None, based_
     pk = cv.p_key(pair)
     target = state.recall(K_REVERT + "target." + pk)
     reason = str(state.recall(K_REVERT + "reason." + pk, "") or "").strip()
-    who = team.identity()
-    chosen = next((d for d in state.recall(K_REVERT + "options." + pk, ()) if d.id == target), None)
-    if chosen is not None:
-        refusal = who.revert_refusal(chosen)
-    else:
-        refusal = None if who.can_revert else "only an admin reverts a decision"
+    # the selectbox offers only what this session may revert; the store checks the decision taken back again
+    refusal = None if team.identity().can_revert else "only an admin reverts a decision"
     if refusal is None and not reason:
         refusal = "give the reason: it is what the log keeps of this revert"
     if refusal is not None or target is None:
@@ -79,12 +75,13 @@ def revert_section(pair: ConflictPair, hist: list[Decision], kb: KnowledgeBase) 
         (st.success if msg[0] else st.error)(render.md_escape(msg[1]))
     pk = cv.p_key(pair)
     who = team.identity()
-    # an admin takes back any decision; an operator of single mode (no team file) their own
-    targets = [d for d in revertible(hist) if who.role is Role.ADMIN or who.revert_refusal(d) is None]
-    if not revertible(hist):
+    entries = revertible(hist)
+    if not entries:
         return
+    # an admin takes back any decision, an operator of single mode (no team file) their own; a session that may
+    # revert none sees every entry, disabled
+    targets = [d for d in entries if who.revert_refusal(d) is None] if who.can_revert else entries
     by_id = {d.id: d for d in targets}
-    state.remember(K_REVERT + "options." + pk, tuple(targets))
     title = "Revert a decision" if who.role is Role.ADMIN else "Revert a decision of yours"
     with st.expander(title if who.can_revert else "Revert a decision (admin)", expanded=False):
         if not who.can_revert:

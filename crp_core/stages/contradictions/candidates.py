@@ -230,13 +230,12 @@ def pair_features(da: Doc, db: Doc) -> dict[str, float]:
 _Changed = tuple[str, list[int], list[int]]
 
 
-def _unstated(d: Doc, cls: str, other: Doc) -> list[int]:
+def _unstated(d: Doc, cls: str, other: Doc, spelled: frozenset[str]) -> list[int]:
     """The values of class ``cls`` of ``d`` that no value of the other text states (designators left out; an
-    acronym is stated by the words it abbreviates); of each side, the first values the rules compare too
-    (``PAIR_MAX_VALUES``): the comparison stays bounded."""
+    acronym is stated by the words it abbreviates: ``spelled``, the pair's :func:`~.typed.spelled_names`); of each
+    side, the first values the rules compare too (``PAIR_MAX_VALUES``): the comparison stays bounded."""
     out = []
     ys = other.groups.get(cls, ())[:PAIR_MAX_VALUES]
-    spelled = spelled_names(d, other) if cls == "ent" else frozenset()
     for x in d.groups.get(cls, ())[:PAIR_MAX_VALUES]:
         v = d.values[x]
         t = d.tokens[v.tok]
@@ -263,9 +262,10 @@ def _hyphen_stated(key: str, other: Doc) -> bool:
 
 def _changed_classes(da: Doc, db: Doc) -> list[_Changed]:
     out = []
+    spelled = spelled_names(da, db) if "ent" in da.groups and "ent" in db.groups else frozenset()
     for cls in da.groups:
         if cls in db.groups:
-            ua, ub = _unstated(da, cls, db), _unstated(db, cls, da)
+            ua, ub = _unstated(da, cls, db, spelled), _unstated(db, cls, da, spelled)
             if ua and ub:
                 out.append((cls, ua, ub))
     return out

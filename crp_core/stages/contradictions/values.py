@@ -226,6 +226,13 @@ def _one_sided_entity(c: Clause, other: Doc) -> bool:
 _Candidate = tuple[float, int, int, int, int, int, int, int]
 
 
+def _stated_in_words(p: _Pair, plain: frozenset[str], tok: Token, other: Doc) -> bool:
+    """Does the other text state the name ``tok`` (its words' stems ``plain``) in words: as ordinary words ("Pod" /
+    "Pods are ...") or as the words an acronym abbreviates ("PHSO" / "Parliamentary and Health Service
+    Ombudsman")?"""
+    return bool(plain and tok.key not in other.entity_keys and plain <= other.plain) or tok.key in p.spelled
+
+
 def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: list[_Candidate]) -> None:
     """The pairs of values ``xs`` of text a and ``ys`` of text b in aligned clauses with overlapping
     attribute contexts, appended to ``out``."""
@@ -235,15 +242,12 @@ def _value_candidates(p: _Pair, xs: tuple[int, ...], ys: tuple[int, ...], out: l
     ys = ys[:PAIR_MAX_VALUES]
     for x in xs[:PAIR_MAX_VALUES]:
         va = va_all[x]
-        # a name the other text writes as ordinary words ("Pod" / "Pods are ...") is present there
-        if (va.plain and ta[va.tok].key not in db.entity_keys and va.plain <= db.plain) or ta[va.tok].key in p.spelled:
+        if _stated_in_words(p, va.plain, ta[va.tok], db):
             continue
         a_tok, ctx_a = ta[va.tok], va.ctx
         for y in ys:
             vb = vb_all[y]
-            if (vb.plain and tb[vb.tok].key not in da.entity_keys and vb.plain <= da.plain) or tb[
-                vb.tok
-            ].key in p.spelled:
+            if _stated_in_words(p, vb.plain, tb[vb.tok], da):
                 continue
             if p.value_score(va.clause, vb.clause) < 0 or opposite_extremes(ctx_a, vb.ctx):
                 continue
