@@ -60,6 +60,7 @@ from crp_core.stages.contradictions.lexicon import (
 )
 from crp_core.stages.contradictions.loose import aligned, derived
 from crp_core.stages.contradictions.modifiers import Mod, modifier_swap, narrowed_nouns
+from crp_core.stages.contradictions.orders import listed_alike
 from crp_core.stages.contradictions.ranges import bound_split, date_within_span, period_ends
 from crp_core.stages.contradictions.subjects import (
     added_names,
@@ -185,7 +186,7 @@ def propose(da: Doc, db: Doc, scorer: ClauseScorer) -> tuple[Candidate, ...]:
         and opposed_qualifiers(da, db, list(c.diffs))
         and added_names(da, db, list(c.diffs))
     ]
-    if found:
+    if found and not listed_alike(da, db):  # one list in another order swaps nothing (orders.py)
         out.append(_swap_candidate(da, db, found, base, len(changed)))
     if flipped and not opposed(da, db) and not narrowed_nouns(da, db):
         polar = _polar_candidate(da, db, base, len(changed))

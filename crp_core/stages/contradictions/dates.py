@@ -12,8 +12,12 @@ from crp_core.stages.contradictions.lexicon import (
     BOUNDS,
     BOUNDS_AFTER,
     DATE,
+    FUNCTION_WORDS,
     NUMBER,
+    NUMBER_WORDS,
     OLD_YEAR_MIN,
+    POLARITY,
+    UNITS,
     YEAR_MAX,
 )
 from crp_core.stages.contradictions.tokens import (
@@ -62,6 +66,26 @@ class LexerBase:
             return False
         g = self.text[end : self.raw[j].start]
         return len(g) <= 1 and all(c in allow for c in g)
+
+    def modified_unit(self, j: int) -> bool:
+        """Is raw ``j`` one word naming which kind of time unit follows it, after a count ("four cutting days", "ten
+        calendar days", "two rest nights")? A lower-case content word that is no unit, number or polarity word
+        (``free`` in "3 free days" is the value), then a spaced unit of time or of the calendar."""
+        w = self.low(j)
+        u = UNITS.get(self.low(j + 1))
+        return (
+            u is not None
+            and u.spaced
+            and u.dim in ("time", "cal")
+            and len(w) > 2
+            and w.isalpha()
+            and self.raw[j].text.islower()
+            and w not in FUNCTION_WORDS
+            and w not in UNITS
+            and w not in NUMBER_WORDS
+            and w not in POLARITY
+            and self.adjacent(j + 1, self.raw[j].end, " ")
+        )
 
     def bound_before(self, i: int) -> tuple[int, int]:
         """A bound phrase ("at least", "up to", "no more than") ending right before raw ``i``, or before a

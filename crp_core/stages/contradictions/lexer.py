@@ -55,6 +55,15 @@ from crp_core.stages.contradictions.tokens import (
 
 #: what "no" / "without" before it makes free of charge ("at no extra cost", "without charge")
 _COST_WORDS = frozenset(["cost", "charge", "fee"])
+#: the words between "no" and a cost word that keep it free of charge ("no separate charge": included)
+_COST_QUALIFIERS = frozenset(["extra", "additional", "separate", "further"])
+#: the words that open a verb's object ("free to sell any surplus", "free to cancel the order")
+_OBJECT_OPENERS = frozenset(
+    ["the", "a", "an", "any", "all", "their", "your", "its", "our", "his", "her", "them", "it", "some", "other"]
+)
+#: the prefixes a hyphen joins to a name without changing which name it states ("pre-Christmas" states Christmas;
+#: "non-EU" and "post-Brexit" name another group or period)
+NAME_PREFIXES = frozenset(["pre", "mid"])
 #: the verb a negation turns into an upper bound ("cannot exceed", "doesn't exceed")
 _EXCEED = frozenset(["exceed", "exceeds"])
 #: the forms of "fall" that, before "on", say when something happens ("Lantern Night falls on 12 February")
@@ -209,7 +218,7 @@ class Lexer(ShareLexer):
             out.append(Token(s, r.start, r.end, FUNC, low) if nxt in _EXCEED else Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
         if low in ("no", "without") and (
-            nxt in _COST_WORDS or (nxt in ("extra", "additional") and self.low(i + 2) in _COST_WORDS)
+            nxt in _COST_WORDS or (nxt in _COST_QUALIFIERS and self.low(i + 2) in _COST_WORDS)
         ):
             last = i + 1 if nxt in _COST_WORDS else i + 2  # "at no extra cost": free of charge
             out.append(Token(self.text[r.start : raw[last].end], r.start, raw[last].end, POLAR, "#charged", sign=-1))
@@ -385,6 +394,10 @@ class Lexer(ShareLexer):
             end = raw[i + 2].end  # "free of charge": one polarity word
             out.append(Token(self.text[r.start : end], r.start, end, POLAR, "#" + pol.group, sign=pol.sign))
             return i + 3
+        if pol is not None and low == "free" and self.free_to(i):
+            # "the grower is free to sell": a permission (the group of "allowed"), not free of charge
+            out.append(Token(s, r.start, r.end, POLAR, "#allow", sign=1))
+            return i + 1
         if pol is not None and low == "fall" and i + 1 < len(raw) and raw[i + 1].group == "num":
             pol = None  # "fall 2026": the season
         if pol is not None and low in _FALL_VERBS and nxt == "on":
@@ -415,7 +428,10 @@ class Lexer(ShareLexer):
         elif not sub and len(s) == 1 and s.isupper() and i > 0 and not sent_start and self.designator(i):
             sub = "name"  # "Bay D", "the G clef", "symbol K": a one-letter designator or symbol
         if sub:
-            key = entity_key(low, sub)
+            head, _, rest = s.partition("-")
+            # "pre-Christmas", "mid-March": the name the prefix dates from or around is the name stated
+            key = entity_key(rest.lower(), sub) if head.lower() in NAME_PREFIXES and rest[:1].isupper() else ""
+            key = key or entity_key(low, sub)
             out.append(
                 Token(
                     s,
@@ -554,6 +570,20 @@ class Lexer(ShareLexer):
             return False
         nxt = self.raw[i + 1] if i + 1 < len(self.raw) else None
         return not (nxt is not None and nxt.group == "num" and re.fullmatch(r"\d{4}", nxt.text))
+
+    def free_to(self, i: int) -> bool:
+        """Is the "free" at raw ``i`` a permission: after a form of be, before "to", a verb and its object ("the
+        grower is free to sell any surplus", "you are free to cancel the order")? "Entry is free to members" and
+        "the app is free to use" keep free of charge (no verb, or no object after it)."""
+        raw = self.raw
+        return (
+            self.low(i + 1) == "to"
+            and i + 3 < len(raw)
+            and raw[i + 2].group == "word"
+            and self.low(i + 2) not in FUNCTION_WORDS
+            and self.low(i + 3) in _OBJECT_OPENERS
+            and self.predicative(i)
+        )
 
     def predicative(self, i: int) -> bool:
         prev = self.low(i - 1)

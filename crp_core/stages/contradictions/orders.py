@@ -9,7 +9,7 @@ from collections import Counter
 
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
-from crp_core.stages.contradictions.lexicon import ARTICLES, BREAK, DATE, ENTITY, NUMBER
+from crp_core.stages.contradictions.lexicon import ARTICLES, BREAK, DATE, ENTITY, NUMBER, WORD
 from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.tokens import Token
 
@@ -159,3 +159,54 @@ def list_reorder(da: Doc, db: Doc, diff: ValueDiff) -> bool:
     if not items or items != _listed(db.tokens, *_sentence_bounds(db, kb), kb):
         return False
     return not any(t.key in ORDER_WORDS for t in (*da.tokens, *db.tokens))
+
+
+#: the kinds of token an item of a list is made of (function words and breaks are left out of its key)
+_ITEM_KINDS = frozenset([WORD, ENTITY, NUMBER, DATE])
+
+
+def _segments(d: Doc) -> list[tuple[bool, tuple[Unit, ...]]]:
+    """The text cut at list separators and sentence breaks: (opens after a separator, its items' units)."""
+    out: list[tuple[bool, tuple[Unit, ...]]] = []
+    item: list[Unit] = []
+    after_sep = False
+    for t, sep in zip(d.tokens, _separators(d.tokens), strict=True):
+        if sep or t.kind == BREAK:
+            if item:
+                out.append((after_sep, tuple(item)))
+            item = []
+            after_sep = sep
+        elif t.kind in _ITEM_KINDS:
+            item.append(_item_unit(t))
+    if item:
+        out.append((after_sep, tuple(item)))
+    return out
+
+
+def _item_unit(t: Token) -> Unit:
+    """A token as part of a list item: words by their key, so "Payment" and "payment" are one word."""
+    return (t.kind, t.text.lower()) if t.kind in (NUMBER, DATE) else ("w", t.text.lower())
+
+
+def _held(item: tuple[Unit, ...], whole: Counter[tuple[Unit, ...]], opening: list[tuple[Unit, ...]]) -> bool:
+    """Is the list item stated on the other side: as an item there, or as the end of a segment that opens a list?"""
+    return whole[item] > 0 or any(len(seg) > len(item) and seg[-len(item) :] == item for seg in opening)
+
+
+def listed_alike(da: Doc, db: Doc) -> bool:
+    """Do the two texts state one list of words in another order, the sentence reworded around it ("We accept
+    payment by card, bank transfer or direct debit" / "Payment can be made by direct debit, card or bank
+    transfer")? Each item after a separator is on the other side as an item, or as the end of the segment that
+    opens the list (its first item with the words before it); as many items each side; no word binds the order
+    (:data:`ORDER_WORDS`). A swap of two values between two labels ("kelp from April, and dulse from June") keeps
+    its labels in the items and is no such list."""
+    sa, sb = _segments(da), _segments(db)
+    wa = Counter(seg for after, seg in sa if after)
+    wb = Counter(seg for after, seg in sb if after)
+    if not wa or sum(wa.values()) != sum(wb.values()) or wa == wb:
+        return False
+    if any(t.key in ORDER_WORDS for t in (*da.tokens, *db.tokens)):
+        return False
+    oa = [seg for after, seg in sa if not after]
+    ob = [seg for after, seg in sb if not after]
+    return all(_held(seg, wb, ob) for seg in wa) and all(_held(seg, wa, oa) for seg in wb)

@@ -246,7 +246,7 @@ class NumberLexer(LexerBase):
         unit_end_j = j
         if w in ("business", "working") and self.low(j + 1) in ("day", "days", "week", "weeks"):
             unit_word, unit_end_j = w + "-" + self.low(j + 1), j + 1
-        elif w == "calendar" and self.low(j + 1) in ("day", "days", "month", "months", "year", "years"):
+        elif self.modified_unit(j):  # "ten calendar days", "four cutting days": a count of the unit
             unit_word, unit_end_j = self.low(j + 1), j + 1
         elif w in ("fl", "fluid") and self.low(j + 1) in ("oz", "ounce", "ounces"):
             unit_word, unit_end_j = "fl-oz", j + 1  # the fluid ounce, a volume ("5 fl oz"; "oz" alone is a mass)

@@ -151,7 +151,8 @@ def _subject(d: Doc, first: int, last: int, other: Doc) -> _Subject:
             return _Subject(True, False, True)  # "Delivery within the UK is free" / "... to the EU costs £450"
         elif lead >= 0 and t.kind == BREAK:
             if framed and not cut:
-                return _Subject(True, True, False)  # "In the US, a varietal wine must ...": the scope is the subject
+                # "In the US, a varietal wine must ...": the scope is the subject, and what it says may differ
+                return _Subject(True, True, _more(d, k, last, other))
             cut = True  # "According to X, keys must ...": a name in another clause is no subject of the verb
         elif lead >= 0 and (
             t.key in _AUXILIARIES or (t.key in BE_FORMS and k + 1 < last and toks[k + 1].text.endswith("ed"))
