@@ -6,9 +6,11 @@ Output, in triage order (ties first, then the smallest authority margin, then id
 ``--json`` a JSON list of pairs (docs/reference/reports.md conflict fields + margin, the winner's flags,
 diffs and both texts; byte-identical for the same input and ``--now``), ``--csv`` one flat row per pair,
 otherwise a readable summary (a WARNING line under a pair with a close margin or both facts expired). The pairs
-an operator's QUARANTINED / DELETED mark took out of the scan follow, apart (``RetrievableSplit.aside``, the
-Conflicts page's "Out of retrieval"): after every pair in ``--json`` / ``--csv``, with the mark in
-``out_of_retrieval``; under their own heading in the summary.
+an operator's QUARANTINED / DELETED mark took out of the scan (``RetrievableSplit.aside``, the Conflicts page's
+"Out of retrieval") are listed apart: always under their own heading in the summary; in ``--json`` / ``--csv``
+only with ``--out-of-retrieval``, after every pair of the scan, with the marks in ``out_of_retrieval`` and their
+ruling (:data:`RULING_FIELDS`) null / empty, since no envelope holds them. Without the flag ``--json`` and
+``--csv`` are the scan's pairs alone.
 Configuration precedence: defaults < ``--config`` < each ``--set``.
 """
 
@@ -38,6 +40,7 @@ from crp_core.cli.common import (
 from crp_core.cli.embed import add_engine_args
 from crp_core.cli.operator_decisions import add_triage_db_args, decisions_doc, decisions_line, operator_decisions
 from crp_core.config import layered_config
+from crp_core.errors import ConfigError
 from crp_core.io.ckf.provenance import sdk_provenance
 from crp_core.io.timeparse import format_timestamp
 from crp_core.support.cores import default_cores
@@ -80,7 +83,21 @@ CSV_COLUMNS: tuple[str, ...] = (
     "changes",
     "content_a",
     "content_b",
-    "out_of_retrieval",
+)
+
+#: ``--csv --out-of-retrieval``: the columns, then the marks of a pair out of retrieval (empty on the scan's rows)
+ASIDE_CSV_COLUMNS: tuple[str, ...] = (*CSV_COLUMNS, "out_of_retrieval")
+
+#: a pair out of retrieval's fields that say how it is arbitrated (``analysis.scan.ruling``) and the winner's
+#: flags: null in ``--json --out-of-retrieval`` (empty in ``--csv``), since no envelope holds the pair
+RULING_FIELDS: tuple[str, ...] = (
+    "kept",
+    "suppressed",
+    "tied",
+    "margin",
+    "relative_margin",
+    "close_margin",
+    "both_expired",
 )
 
 
@@ -112,6 +129,14 @@ def register(subparsers: Subparsers) -> None:
     add_engine_args(p, "the pair search")
     add_triage_db_args(p)
     p.add_argument(
+        "--out-of-retrieval",
+        action="store_true",
+        help="with --json / --csv: append the pairs an operator's QUARANTINED / DELETED mark took out of the scan "
+        "(the summary's 'out of retrieval:' list) after the scan's pairs, with the marks in out_of_retrieval and "
+        "kept, suppressed, tied, margin and the winner's flags null (empty in CSV): not in retrieval, no ruling to "
+        "act on. Without it --json / --csv list the scan's pairs alone",
+    )
+    p.add_argument(
         "--check-workers",
         type=positive_int,
         default=DEFAULT_CHECK_WORKERS,
@@ -134,6 +159,8 @@ def _handle(args: argparse.Namespace) -> int:
     from crp_core.engines import split_with_engine
     from crp_core.support.costs import StageClock
 
+    if args.out_of_retrieval and not (args.json or args.csv):
+        raise ConfigError("--out-of-retrieval applies to --json / --csv (the summary always lists those pairs)")
     now = now_arg(args.now) or datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
     if args.engine == "ray":
@@ -170,12 +197,13 @@ def _handle(args: argparse.Namespace) -> int:
         )
     scan, kb = split.scan, sources.applied.kb
     aside = Aside(split.aside, sources.checked.kb, od.decisions)
+    appended = aside if args.out_of_retrieval else None  # --json / --csv: the scan's pairs alone by default
     with clock.stage("write"):
         if args.json:
-            write_json(sys.stdout, scan, kb, config, aside)
+            write_json(sys.stdout, scan, kb, config, appended)
             sys.stdout.write("\n")
         elif args.csv:
-            sys.stdout.write(csv_text(scan, kb, aside))
+            sys.stdout.write(csv_text(scan, kb, appended))
         else:
             sys.stdout.write(decisions_line(decisions_doc(od)))
             _print_summary(scan, kb, config, args.ckf, max(0, args.top), args.engine, aside)
@@ -205,7 +233,7 @@ def pair_rows(
 ) -> list[dict[str, Any]]:
     """One JSON-ready dict per pair: docs/reference/reports.md fields + margin, decision, diffs and both texts (and
     ``sdk_agreement`` and ``sdk_provenance`` for a CKF from an SDK snapshot; ``config`` is the scan's); then one per
-    pair of ``aside``, with ``out_of_retrieval``."""
+    pair of ``aside`` (``--out-of-retrieval``), with ``out_of_retrieval`` and its :data:`RULING_FIELDS` null."""
     return list(iter_pair_rows(scan, kb, config, aside))
 
 
@@ -229,10 +257,12 @@ def iter_pair_rows(
 
 
 def _aside_rows(aside: Aside, config: CRPConfig, now: datetime) -> Iterator[dict[str, Any]]:
-    """The rows of the pairs out of retrieval, apart after every pair of the scan: each as arbitrated in the CKF
-    they were found in (their facts retrievable), with the marks that took it out."""
+    """The rows of the pairs out of retrieval, apart after every pair of the scan: each pair's detection (patterns,
+    diffs, authorities, texts), its decision in the store, and the marks that took it out; its ruling null, since
+    no envelope holds the pair (nothing in it to act on)."""
     for p in aside.pairs:
         d = _pair_row(p, aside.kb, config, now)
+        d.update(dict.fromkeys(RULING_FIELDS))
         _with_provenance(d, aside.kb, p)
         d["out_of_retrieval"] = out_of_retrieval_marks(p, aside.decisions)
         yield d
@@ -340,22 +370,29 @@ def _changes(p: ConflictPair) -> str:
 
 
 def csv_text(scan: ConflictScan, kb: KnowledgeBase, aside: Aside | None = None) -> str:
-    """One flat row per pair (``CSV_COLUMNS``), then one per pair of ``aside`` with its marks in ``out_of_retrieval``
-    (empty on the scan's rows); floats unrounded (``repr``), text cells a spreadsheet would read as a formula
-    neutralised (:func:`~crp_core.support.spreadsheet.csv_cell`)."""
+    """One flat row per pair (``CSV_COLUMNS``); with ``aside`` (``--out-of-retrieval``) the columns
+    ``ASIDE_CSV_COLUMNS`` and then one row per pair of ``aside``, its marks in ``out_of_retrieval`` (empty on the
+    scan's rows) and its ruling cells empty. Floats unrounded (``repr``), text cells a spreadsheet would read as a
+    formula neutralised (:func:`~crp_core.support.spreadsheet.csv_cell`)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w.writerow(CSV_COLUMNS if aside is None else ASIDE_CSV_COLUMNS)
+    extra = [] if aside is None else [""]
     for p in scan.pairs:
-        w.writerow([csv_cell(v) for v in _csv_row(p, kb, "")])
+        w.writerow([csv_cell(v) for v in [*_csv_row(p, kb), *extra]])
     if aside is not None:  # apart, after every pair of the scan
         for p in aside.pairs:
             marks = marks_text(out_of_retrieval_marks(p, aside.decisions))
-            w.writerow([csv_cell(v) for v in _csv_row(p, aside.kb, marks)])
+            w.writerow([csv_cell(v) for v in [*_unruled(_csv_row(p, aside.kb)), marks]])
     return buf.getvalue()
 
 
-def _csv_row(p: ConflictPair, kb: KnowledgeBase, out_of_retrieval: str) -> list[object]:
+def _unruled(row: list[object]) -> list[object]:
+    """A CSV row with its :data:`RULING_FIELDS` cells empty (a pair out of retrieval)."""
+    return ["" if col in RULING_FIELDS else v for col, v in zip(CSV_COLUMNS, row, strict=True)]
+
+
+def _csv_row(p: ConflictPair, kb: KnowledgeBase) -> list[object]:
     a, b = p.authority[p.fact_a], p.authority[p.fact_b]
     return [
         p.fact_a,
@@ -381,7 +418,6 @@ def _csv_row(p: ConflictPair, kb: KnowledgeBase, out_of_retrieval: str) -> list[
         _changes(p),
         _content(kb, p.fact_a),
         _content(kb, p.fact_b),
-        out_of_retrieval,
     ]
 
 
@@ -448,8 +484,8 @@ def _print_aside(aside: Aside, top: int) -> None:
     out(
         f"\nout of retrieval: {n} pair{'' if n == 1 else 's'} whose fact an operator marked QUARANTINED or DELETED "
         "(out of the scan and its counts above; an ACTIVE or STALE mark brings a pair back)"
-        + ("" if len(shown) == n else f"; first {len(shown)}, --json / --csv list every one")
-        + "\n"
+        + ("" if len(shown) == n else f"; first {len(shown)}")
+        + "; in --json / --csv with --out-of-retrieval\n"
     )
     for i, p in enumerate(shown, 1):
         decided = f"  (operator: {p.decision})" if p.decision else ""
