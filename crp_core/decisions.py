@@ -482,6 +482,12 @@ class DecisionSet:
         out of the scan stay known (``analysis.scan_update.within_retrievable``)."""
         return {f: s for f, s in self.statuses.items() if s not in NEVER_RETRIEVED}
 
+    def out_of_retrieval(self, a: str, b: str) -> tuple[str, ...]:
+        """The facts of the pair {``a``, ``b``} an operator took out of retrieval (a QUARANTINED / DELETED mark in
+        force), ``a`` first: why a pair of ``RetrievableSplit.aside`` is out of the whole-CKF scan, on the
+        Conflicts page and in ``crp-inspect conflicts`` (docs/decisions/triage.md, "Out of retrieval")."""
+        return tuple(f for f in (a, b) if self.statuses.get(f) in NEVER_RETRIEVED)
+
     def unknown_facts(self, kb: KnowledgeBase) -> tuple[str, ...]:
         """Fact ids named by the decisions in force that ``kb`` does not hold (sorted)."""
         named = set(self.statuses)

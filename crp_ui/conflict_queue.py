@@ -12,7 +12,6 @@ from collections.abc import Mapping, Sequence
 import pandas as pd
 
 from crp_core import (
-    NEVER_RETRIEVED,
     ConflictPair,
     ConflictScan,
     Decision,
@@ -175,18 +174,13 @@ def pairs_frame(
 ASIDE_COLUMNS = ("pair", "fact_a", "fact_b", "patterns", "out of retrieval", "by", "at", "note", "decision")
 
 
-def out_of_retrieval(pair: ConflictPair, ds: DecisionSet) -> list[str]:
-    """The facts of ``pair`` an operator took out of retrieval (QUARANTINED / DELETED in force), A first."""
-    return [f for f in (pair.fact_a, pair.fact_b) if ds.statuses.get(f) in NEVER_RETRIEVED]
-
-
 def aside_frame(pairs: Sequence[ConflictPair], ds: DecisionSet) -> pd.DataFrame:
     """One row per pair an operator's QUARANTINED / DELETED mark took out of the scan (``RetrievableSplit.aside``):
     the facts out of retrieval with their status, and the mark in force on each (who, when, its note), and the
     pair's own decision in force, if any (docs/decisions/triage.md, "Out of retrieval")."""
     rows = []
     for p in pairs:
-        out = out_of_retrieval(p, ds)
+        out = ds.out_of_retrieval(p.fact_a, p.fact_b)
         marks = [ds.status_decisions.get(f) for f in out]
         pair_decision = ds.pair_records.get(p_key(p))
         rows.append(
@@ -209,7 +203,7 @@ def aside_text(pair: ConflictPair, ds: DecisionSet) -> str:
     """Why ``pair`` is out of the queue, in one paragraph: the mark that took its fact out of retrieval and how to
     bring the pair back."""
     bits = []
-    for f in out_of_retrieval(pair, ds):
+    for f in ds.out_of_retrieval(pair.fact_a, pair.fact_b):
         d = ds.status_decisions.get(f)
         who = "" if d is None else f" by {d.operator} (decision #{d.id}, {d.decided_at})"
         note = f' ("{d.note}")' if d is not None and d.note else ""

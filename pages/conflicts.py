@@ -333,6 +333,9 @@ def main() -> None:
         lambda: triage_quality.quality_tab(ds, kb, cv.log_for_kb(log, state.get_ckf_fingerprint(kb))),
         lambda: export_tab(ds, kb, log),
     )
+    refused = state.tab_refusal(TAB_PARAM, TABS)  # Streamlit drops a label no tab has, without a word
+    if refused:
+        st.warning(f"Link parameter ignored: {render.md_escape(refused)}")
     for tab, draw in zip(st.tabs(list(TABS), key=TAB_PARAM, bind="query-params"), draws):
         if tab.open is not False:  # None: a Streamlit that does not track tabs draws them all
             with tab:

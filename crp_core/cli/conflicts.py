@@ -5,7 +5,12 @@ neighbours) whose texts value-conflict is listed and arbitrated on its own by au
 Output, in triage order (ties first, then the smallest authority margin, then ids):
 ``--json`` a JSON list of pairs (docs/reference/reports.md conflict fields + margin, the winner's flags,
 diffs and both texts; byte-identical for the same input and ``--now``), ``--csv`` one flat row per pair,
-otherwise a readable summary (a WARNING line under a pair with a close margin or both facts expired).
+otherwise a readable summary (a WARNING line under a pair with a close margin or both facts expired). The pairs
+an operator's QUARANTINED / DELETED mark took out of the scan (``RetrievableSplit.aside``, the Conflicts page's
+"Out of retrieval") are listed apart: always under their own heading in the summary; in ``--json`` / ``--csv``
+only with ``--out-of-retrieval``, after every pair of the scan, with the marks in ``out_of_retrieval`` and their
+ruling (:data:`RULING_FIELDS`) null / empty, since no envelope holds them. Without the flag ``--json`` and
+``--csv`` are the scan's pairs alone.
 Configuration precedence: defaults < ``--config`` < each ``--set``.
 """
 
@@ -16,7 +21,8 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -34,6 +40,7 @@ from crp_core.cli.common import (
 from crp_core.cli.embed import add_engine_args
 from crp_core.cli.operator_decisions import add_triage_db_args, decisions_doc, decisions_line, operator_decisions
 from crp_core.config import layered_config
+from crp_core.errors import ConfigError
 from crp_core.io.ckf.provenance import sdk_provenance
 from crp_core.io.timeparse import format_timestamp
 from crp_core.support.cores import default_cores
@@ -43,6 +50,7 @@ if TYPE_CHECKING:
     from crp_core.analysis.scan import ConflictScan
     from crp_core.cli.common import Subparsers
     from crp_core.config import CRPConfig
+    from crp_core.decisions import DecisionSet
     from crp_core.model import KnowledgeBase
     from crp_core.records import ConflictPair
     from crp_core.support.costs import StageClock
@@ -77,6 +85,32 @@ CSV_COLUMNS: tuple[str, ...] = (
     "content_b",
 )
 
+#: ``--csv --out-of-retrieval``: the columns, then the marks of a pair out of retrieval (empty on the scan's rows)
+ASIDE_CSV_COLUMNS: tuple[str, ...] = (*CSV_COLUMNS, "out_of_retrieval")
+
+#: a pair out of retrieval's fields that say how it is arbitrated (``analysis.scan.ruling``) and the winner's
+#: flags: null in ``--json --out-of-retrieval`` (empty in ``--csv``), since no envelope holds the pair
+RULING_FIELDS: tuple[str, ...] = (
+    "kept",
+    "suppressed",
+    "tied",
+    "margin",
+    "relative_margin",
+    "close_margin",
+    "both_expired",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Aside:
+    """The pairs an operator's QUARANTINED / DELETED mark took out of the scan (``RetrievableSplit.aside``, in
+    triage order), the CKF they were arbitrated in (their facts retrievable) and the decisions in force (the marks):
+    listed apart, never counted with the scan's pairs (docs/decisions/triage.md, "Out of retrieval")."""
+
+    pairs: tuple[ConflictPair, ...]
+    kb: KnowledgeBase
+    decisions: DecisionSet | None
+
 
 def register(subparsers: Subparsers) -> None:
     p = subparsers.add_parser(
@@ -94,6 +128,14 @@ def register(subparsers: Subparsers) -> None:
     p.add_argument("--top", type=count_arg, default=20, metavar="N", help="pairs shown in the summary (default 20)")
     add_engine_args(p, "the pair search")
     add_triage_db_args(p)
+    p.add_argument(
+        "--out-of-retrieval",
+        action="store_true",
+        help="with --json / --csv: append the pairs an operator's QUARANTINED / DELETED mark took out of the scan "
+        "(the summary's 'out of retrieval:' list) after the scan's pairs, with the marks in out_of_retrieval and "
+        "kept, suppressed, tied, margin and the winner's flags null (empty in CSV): not in retrieval, no ruling to "
+        "act on. Without it --json / --csv list the scan's pairs alone",
+    )
     p.add_argument(
         "--check-workers",
         type=positive_int,
@@ -113,11 +155,12 @@ def register(subparsers: Subparsers) -> None:
 
 def _handle(args: argparse.Namespace) -> int:
     from crp_core.analysis.scan_check import check_pool
-    from crp_core.analysis.scan_input import scan_corpus
-    from crp_core.engines import scan_with_engine
+    from crp_core.analysis.scan_input import in_force_sources
+    from crp_core.engines import split_with_engine
     from crp_core.support.costs import StageClock
-    from crp_core.triage import apply_to_kb
 
+    if args.out_of_retrieval and not (args.json or args.csv):
+        raise ConfigError("--out-of-retrieval applies to --json / --csv (the summary always lists those pairs)")
     now = now_arg(args.now) or datetime.now(UTC)
     config = layered_config(args.config, None, args.set_args)  # no scenario here
     if args.engine == "ray":
@@ -135,12 +178,13 @@ def _handle(args: argparse.Namespace) -> int:
                 map_vectors=True,  # one pass over a possibly huge CKF: its vectors are read from the file
             )
             od = operator_decisions(args, kb)  # as every pipeline command: their statuses and pair decisions
-            if od.decisions is not None:
-                kb = apply_to_kb(kb, od.decisions)
             shown = TerminalProgress()  # on a terminal only: embedding counts / ETA, a long index build
-            corpus = scan_corpus(kb, config=config, cache_dir=args.cache_dir, progress=shown, notify=shown.note)
-        scan = scan_with_engine(
-            corpus,
+            sources = in_force_sources(
+                kb, od.decisions, config=config, cache_dir=args.cache_dir, progress=shown, notify=shown.note
+            )
+        split = split_with_engine(  # the scan of every status in force, and the pairs a mark took out of it
+            sources.checked,
+            sources.applied,
             config,
             now,
             engine=args.engine,
@@ -151,15 +195,18 @@ def _handle(args: argparse.Namespace) -> int:
             clock=clock,
             decisions=od.decisions,
         )
+    scan, kb = split.scan, sources.applied.kb
+    aside = Aside(split.aside, sources.checked.kb, od.decisions)
+    appended = aside if args.out_of_retrieval else None  # --json / --csv: the scan's pairs alone by default
     with clock.stage("write"):
         if args.json:
-            write_json(sys.stdout, scan, kb, config)
+            write_json(sys.stdout, scan, kb, config, appended)
             sys.stdout.write("\n")
         elif args.csv:
-            sys.stdout.write(csv_text(scan, kb))
+            sys.stdout.write(csv_text(scan, kb, appended))
         else:
             sys.stdout.write(decisions_line(decisions_doc(od)))
-            _print_summary(scan, kb, config, args.ckf, max(0, args.top), args.engine)
+            _print_summary(scan, kb, config, args.ckf, max(0, args.top), args.engine, aside)
         sys.stdout.flush()
     if args.profile:
         print(profile_text(clock, scan), file=sys.stderr)
@@ -181,31 +228,92 @@ def _content(kb: KnowledgeBase, fact_id: str) -> str:
     return kb.facts[kb.index_of(fact_id)].content
 
 
-def pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> list[dict[str, Any]]:
+def pair_rows(
+    scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, aside: Aside | None = None
+) -> list[dict[str, Any]]:
     """One JSON-ready dict per pair: docs/reference/reports.md fields + margin, decision, diffs and both texts (and
-    ``sdk_agreement`` and ``sdk_provenance`` for a CKF from an SDK snapshot; ``config`` is the scan's)."""
-    return list(iter_pair_rows(scan, kb, config))
+    ``sdk_agreement`` and ``sdk_provenance`` for a CKF from an SDK snapshot; ``config`` is the scan's); then one per
+    pair of ``aside`` (``--out-of-retrieval``), with ``out_of_retrieval`` and its :data:`RULING_FIELDS` null."""
+    return list(iter_pair_rows(scan, kb, config, aside))
 
 
-def iter_pair_rows(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> Iterator[dict[str, Any]]:
+def iter_pair_rows(
+    scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, aside: Aside | None = None
+) -> Iterator[dict[str, Any]]:
     """:func:`pair_rows` one at a time."""
     from crp_core.analysis.reports import sdk_agreement_dict
     from crp_core.analysis.sdk_agreement import has_sdk_data, sdk_agreement
-    from crp_core.report import pair_dict
 
     agreement = sdk_agreement(scan.pairs, kb, config, scan.now) if has_sdk_data(kb) else None
     for p in scan.pairs:
-        d = pair_dict(p)
-        d.update(_flag_fields(p, kb, config, scan.now))
-        d["content_a"] = _content(kb, p.fact_a)
-        d["content_b"] = _content(kb, p.fact_b)
+        d = _pair_row(p, kb, config, scan.now)
         verdict = agreement.of(p.fact_a, p.fact_b) if agreement is not None else None
         if verdict is not None:  # a CKF from an SDK snapshot: SPEC-027 against its superseded_by
             d["sdk_agreement"] = sdk_agreement_dict(verdict)
-        prov = _provenance(kb, p)
-        if prov is not None:  # facts of an SDK snapshot: where each came from in the deployment
-            d["sdk_provenance"] = prov
+        _with_provenance(d, kb, p)
         yield d
+    if aside is not None:
+        yield from _aside_rows(aside, config, scan.now)
+
+
+def _aside_rows(aside: Aside, config: CRPConfig, now: datetime) -> Iterator[dict[str, Any]]:
+    """The rows of the pairs out of retrieval, apart after every pair of the scan: each pair's detection (patterns,
+    diffs, authorities, texts), its decision in the store, and the marks that took it out; its ruling null, since
+    no envelope holds the pair (nothing in it to act on)."""
+    for p in aside.pairs:
+        d = _pair_row(p, aside.kb, config, now)
+        d.update(dict.fromkeys(RULING_FIELDS))
+        _with_provenance(d, aside.kb, p)
+        d["out_of_retrieval"] = out_of_retrieval_marks(p, aside.decisions)
+        yield d
+
+
+def _pair_row(p: ConflictPair, kb: KnowledgeBase, config: CRPConfig, now: datetime) -> dict[str, Any]:
+    """A pair's conflict fields, the winner's flags at ``now`` and both texts."""
+    from crp_core.report import pair_dict
+
+    d = pair_dict(p)
+    d.update(_flag_fields(p, kb, config, now))
+    d["content_a"] = _content(kb, p.fact_a)
+    d["content_b"] = _content(kb, p.fact_b)
+    return d
+
+
+def _with_provenance(d: dict[str, Any], kb: KnowledgeBase, p: ConflictPair) -> None:
+    prov = _provenance(kb, p)
+    if prov is not None:  # facts of an SDK snapshot: where each came from in the deployment
+        d["sdk_provenance"] = prov
+
+
+def out_of_retrieval_marks(p: ConflictPair, decisions: DecisionSet | None) -> list[dict[str, Any]]:
+    """The marks that took ``p`` out of the scan (``DecisionSet.out_of_retrieval``), fact A's first: the fact, its
+    status, and the decision in force that set it (``decision_id``, ``operator``, ``decided_at``, ``note``)."""
+    if decisions is None:
+        return []
+    marks = []
+    for f in decisions.out_of_retrieval(p.fact_a, p.fact_b):
+        d = decisions.status_decisions.get(f)
+        marks.append(
+            {
+                "fact": f,
+                "status": decisions.statuses[f],
+                "decision_id": None if d is None else d.id,
+                "operator": None if d is None else d.operator,
+                "decided_at": None if d is None else d.decided_at,
+                "note": None if d is None else d.note,
+            }
+        )
+    return marks
+
+
+def marks_text(marks: Sequence[dict[str, Any]]) -> str:
+    """The marks of :func:`out_of_retrieval_marks` in a line: ``X2 QUARANTINED by rosa (decision #2,
+    2026-11-01T09:00:00Z): old page``, ``; `` between two."""
+    out = []
+    for m in marks:
+        who = f" by {m['operator']} (decision #{m['decision_id']}, {m['decided_at']})" if m["operator"] else ""
+        out.append(f"{m['fact']} {m['status']}{who}" + (f": {m['note']}" if m["note"] else ""))
+    return "; ".join(out)
 
 
 def _flag_fields(p: ConflictPair, kb: KnowledgeBase, config: CRPConfig, now: datetime) -> dict[str, Any]:
@@ -233,19 +341,21 @@ def _provenance_line(kb: KnowledgeBase, fact_id: str) -> str | None:
     return " · ".join(f"{label} {_short(visible(text), 80)}" for _name, label, text in prov.labelled()) or "none set"
 
 
-def json_text(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> str:
+def json_text(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, aside: Aside | None = None) -> str:
     """Deterministic JSON (floats unrounded, no timings): the same input gives the same bytes."""
     buf = io.StringIO()
-    write_json(buf, scan, kb, config)
+    write_json(buf, scan, kb, config, aside)
     return buf.getvalue()
 
 
-def write_json(out: TextIO, scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> None:
+def write_json(
+    out: TextIO, scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, aside: Aside | None = None
+) -> None:
     """:func:`json_text` written pair by pair (one pair's dict in memory at a time): the bytes of
     ``json.dumps(pair_rows(...), ensure_ascii=False, indent=2)``, whose items are their own dumps indented once
     (a JSON string holds no raw line break)."""
     first = True
-    for row in iter_pair_rows(scan, kb, config):
+    for row in iter_pair_rows(scan, kb, config, aside):
         item = json.dumps(row, ensure_ascii=False, indent=2, allow_nan=False)
         out.write(("[\n" if first else ",\n") + "  " + item.replace("\n", "\n  "))
         first = False
@@ -259,45 +369,66 @@ def _changes(p: ConflictPair) -> str:
     )
 
 
-def csv_text(scan: ConflictScan, kb: KnowledgeBase) -> str:
-    """One flat row per pair (``CSV_COLUMNS``); floats unrounded (``repr``), text cells a spreadsheet
-    would read as a formula neutralised (:func:`~crp_core.support.spreadsheet.csv_cell`)."""
+def csv_text(scan: ConflictScan, kb: KnowledgeBase, aside: Aside | None = None) -> str:
+    """One flat row per pair (``CSV_COLUMNS``); with ``aside`` (``--out-of-retrieval``) the columns
+    ``ASIDE_CSV_COLUMNS`` and then one row per pair of ``aside``, its marks in ``out_of_retrieval`` (empty on the
+    scan's rows) and its ruling cells empty. Floats unrounded (``repr``), text cells a spreadsheet would read as a
+    formula neutralised (:func:`~crp_core.support.spreadsheet.csv_cell`)."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    w.writerow(CSV_COLUMNS if aside is None else ASIDE_CSV_COLUMNS)
+    extra = [] if aside is None else [""]
     for p in scan.pairs:
-        a, b = p.authority[p.fact_a], p.authority[p.fact_b]
-        row: list[object] = [
-            p.fact_a,
-            p.fact_b,
-            p.similarity,
-            ";".join(p.patterns),
-            str(p.conflict.learned).lower(),
-            str(p.tied).lower(),
-            ";".join(p.kept),
-            p.suppressed or "",
-            p.margin,
-            p.decision or "",
-            a.source_type,
-            a.source_authority,
-            a.recency_factor,
-            a.importance_weight,
-            a.authority,
-            b.source_type,
-            b.source_authority,
-            b.recency_factor,
-            b.importance_weight,
-            b.authority,
-            _changes(p),
-            _content(kb, p.fact_a),
-            _content(kb, p.fact_b),
-        ]
-        w.writerow([csv_cell(v) for v in row])
+        w.writerow([csv_cell(v) for v in [*_csv_row(p, kb), *extra]])
+    if aside is not None:  # apart, after every pair of the scan
+        for p in aside.pairs:
+            marks = marks_text(out_of_retrieval_marks(p, aside.decisions))
+            w.writerow([csv_cell(v) for v in [*_unruled(_csv_row(p, aside.kb)), marks]])
     return buf.getvalue()
 
 
+def _unruled(row: list[object]) -> list[object]:
+    """A CSV row with its :data:`RULING_FIELDS` cells empty (a pair out of retrieval)."""
+    return ["" if col in RULING_FIELDS else v for col, v in zip(CSV_COLUMNS, row, strict=True)]
+
+
+def _csv_row(p: ConflictPair, kb: KnowledgeBase) -> list[object]:
+    a, b = p.authority[p.fact_a], p.authority[p.fact_b]
+    return [
+        p.fact_a,
+        p.fact_b,
+        p.similarity,
+        ";".join(p.patterns),
+        str(p.conflict.learned).lower(),
+        str(p.tied).lower(),
+        ";".join(p.kept),
+        p.suppressed or "",
+        p.margin,
+        p.decision or "",
+        a.source_type,
+        a.source_authority,
+        a.recency_factor,
+        a.importance_weight,
+        a.authority,
+        b.source_type,
+        b.source_authority,
+        b.recency_factor,
+        b.importance_weight,
+        b.authority,
+        _changes(p),
+        _content(kb, p.fact_a),
+        _content(kb, p.fact_b),
+    ]
+
+
 def _print_summary(
-    scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig, path: str, top: int, engine: str = "local"
+    scan: ConflictScan,
+    kb: KnowledgeBase,
+    config: CRPConfig,
+    path: str,
+    top: int,
+    engine: str = "local",
+    aside: Aside | None = None,
 ) -> None:
     from crp_core.analysis.timeline import flag_lines, winner_flags
 
@@ -337,9 +468,31 @@ def _print_summary(
                 prov = _provenance_line(kb, fid)
                 if prov is not None:
                     out(f"         SDK: {prov}\n")
+    if aside is not None and aside.pairs:
+        _print_aside(aside, top)
     t = scan.timings_ms
     out("\ntimings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + "\n")
     out(f"engine: {engine}\n")
+
+
+def _print_aside(aside: Aside, top: int) -> None:
+    """The pairs out of retrieval, apart from the scan's: each with its patterns, the marks that took it out and
+    the pair's own decision in force (control characters of ids and notes drawn as escapes)."""
+    out = sys.stdout.write
+    n = len(aside.pairs)
+    shown = aside.pairs[:top]
+    out(
+        f"\nout of retrieval: {n} pair{'' if n == 1 else 's'} whose fact an operator marked QUARANTINED or DELETED "
+        "(out of the scan and its counts above; an ACTIVE or STALE mark brings a pair back)"
+        + ("" if len(shown) == n else f"; first {len(shown)}")
+        + "; in --json / --csv with --out-of-retrieval\n"
+    )
+    for i, p in enumerate(shown, 1):
+        decided = f"  (operator: {p.decision})" if p.decision else ""
+        out(
+            f"{i:>4}. {visible(p.fact_a)} vs {visible(p.fact_b)}  {'/'.join(p.patterns)}  "
+            f"{visible(marks_text(out_of_retrieval_marks(p, aside.decisions)))}{decided}\n"
+        )
 
 
 def _print_sdk_agreement(scan: ConflictScan, kb: KnowledgeBase, config: CRPConfig) -> None:

@@ -20,7 +20,8 @@ import numpy as np
 from crp_core.errors import ConfigError
 
 if TYPE_CHECKING:
-    from crp_core.analysis.scan import ConflictScan, ScanSource
+    from crp_core.analysis.scan import CheckedPairs, ConflictScan, ScanSource
+    from crp_core.analysis.scan_update import RetrievableSplit
     from crp_core.config import CRPConfig
     from crp_core.decisions import Decisions
     from crp_core.model import KnowledgeBase
@@ -122,23 +123,68 @@ def scan_with_engine(  # noqa: PLR0913  the scan's inputs plus the engine's and 
     the same pairs, winners and report on either. ``progress(done, total)`` counts candidate pairs checked;
     ``check_pool`` (``crp_core.analysis.scan_check.check_pool``) runs the text check; ``clock`` times the
     scan's stages; ``decisions``: the operators' pair decisions the arbitration applies."""
-    from crp_core.analysis.scan import scan_ckf
+    from crp_core.analysis.scan import arbitrate_checked
+
+    clock = _clock(clock)
+    checked = _checked(corpus, config, engine, address, workers, progress, check_pool, clock)
+    return arbitrate_checked(checked, corpus, config, now, decisions, clock)
+
+
+def split_with_engine(  # noqa: PLR0913  as scan_with_engine, plus the corpus the scan is cut to
+    corpus: ScanSource,
+    applied: ScanSource,
+    config: CRPConfig,
+    now: datetime,
+    *,
+    engine: str = "local",
+    address: str | None = None,
+    workers: int = 2,
+    progress: Callable[[int, int], None] | None = None,
+    check_pool: Executor | None = None,
+    clock: StageClock | None = None,
+    decisions: Decisions = None,
+) -> RetrievableSplit:
+    """The whole-CKF scan of ``applied`` (every operator status in force) and the pairs the operators'
+    QUARANTINED / DELETED marks took out of it (docs/decisions/triage.md, "Out of retrieval"): :func:`scan_with_engine`
+    of ``corpus`` (the same facts and vectors, those facts retrievable:
+    ``crp_core.analysis.scan_input.in_force_sources``) cut by ``crp_core.within_retrievable``, the cut the
+    dashboard's triage queue makes. ``applied`` retrieving the facts ``corpus`` retrieves gives the scan itself and
+    no pair aside."""
+    from crp_core.analysis.scan import arbitrate_checked
+    from crp_core.analysis.scan_update import within_retrievable
+
+    clock = _clock(clock)
+    checked = _checked(corpus, config, engine, address, workers, progress, check_pool, clock)
+    scan = arbitrate_checked(checked, corpus, config, now, decisions, clock)
+    return within_retrievable(scan, checked, applied)
+
+
+def _clock(clock: StageClock | None) -> StageClock:
+    from crp_core.support.costs import StageClock
+
+    return clock if clock is not None else StageClock()
+
+
+def _checked(
+    corpus: ScanSource,
+    config: CRPConfig,
+    engine: str,
+    address: str | None,
+    workers: int,
+    progress: Callable[[int, int], None] | None,
+    check_pool: Executor | None,
+    clock: StageClock,
+) -> CheckedPairs:
+    """The pair search (on ``engine``) and the text check of the scan (``crp_core.analysis.scan.check_ckf``)."""
+    from crp_core.analysis.scan import check_ckf
 
     if _engine(engine) == "local":
-        return scan_ckf(corpus, config, now, decisions, progress=progress, check_pool=check_pool, clock=clock)
+        return check_ckf(corpus, config, progress, check_pool=check_pool, clock=clock)
     from crp_core.engines.ray_engine import ray_searcher, ray_session
 
     with ray_session(address, workers):
-        return scan_ckf(
-            corpus,
-            config,
-            now,
-            decisions,
-            progress=progress,
-            searcher=ray_searcher(None if address else workers),
-            check_pool=check_pool,
-            clock=clock,
-        )
+        searcher = ray_searcher(None if address else workers)
+        return check_ckf(corpus, config, progress, searcher=searcher, check_pool=check_pool, clock=clock)
 
 
-__all__ = ["ENGINES", "EmbedRun", "Engine", "embed_kb", "scan_with_engine"]
+__all__ = ["ENGINES", "EmbedRun", "Engine", "embed_kb", "scan_with_engine", "split_with_engine"]

@@ -42,6 +42,9 @@ def test_retrievable_marks_keep_active_and_stale_marks_only():
     assert ds.retrievable_marks() == {"A": "STALE", "G": "ACTIVE"}
     # every status in force on a CKF's facts: what every run and the whole-CKF scan apply
     assert ds.statuses_on({"A": 1, "C": 1, "E": 1}) == {"A": "STALE", "C": "QUARANTINED", "E": "DELETED"}
+    # the facts of a pair a mark took out of retrieval, in the pair's order: why it is listed apart
+    assert ds.out_of_retrieval("C", "E") == ("C", "E") and ds.out_of_retrieval("E", "C") == ("E", "C")
+    assert ds.out_of_retrieval("A", "C") == ("C",) and ds.out_of_retrieval("A", "G") == ()
 
 
 def test_with_residual_addresses_what_leaves_the_residual_set():

@@ -19,7 +19,19 @@ import math
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.support.conflicts_page import ENV, EXPORT, QUEUE, K, decide, open_page, set_operator, show_tab, unmd
+from tests.support.conflicts_page import (
+    ENV,
+    EXPORT,
+    QUALITY,
+    QUEUE,
+    K,
+    decide,
+    open_page,
+    set_operator,
+    show_tab,
+    unmd,
+)
+from tests.support.pages import run_page
 from tests.support.paths import APP
 
 
@@ -301,3 +313,37 @@ def test_a_pair_only_an_operators_override_makes_is_arbitrated_and_says_why(tria
         "Paired by an operator's decision: stage 4 would not pair these facts itself (cosine 0.5000, not above "
         "contradiction_similarity 0.85)."
     ]
+
+
+# ---- the open tab in the URL (?tab=<label>) ---------------------------------------------------------------
+def _link_warnings(at: AppTest) -> list[str]:
+    return [w.value for w in at.warning if w.value.startswith("Link parameter ignored: ")]
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["Nope", "[open](http://evil.example) **bold** <b>tag</b>", "two\nlines \u202eevil"],
+)
+def test_a_tab_the_page_does_not_have_is_named_as_every_link_parameter_is_and_drawn_inert(triage_env, value):
+    """Streamlit drops a ``tab`` value no tab has and opens the first tab without a word: the page says so with the
+    link warning the other pages give (the value quoted as ``url_codec.shown_value`` quotes it, escaped as every
+    warning is), on the reruns that follow too, until the user opens a tab."""
+    from crp_ui import render
+    from crp_ui.url_codec import shown_value
+
+    at = run_page("conflicts", params={"tab": value})
+    tabs = ", ".join((QUEUE, ENV, QUALITY, EXPORT))
+    said = f"tab={shown_value(value)}: not one of this page's tabs ({tabs}); ignored"
+    assert _link_warnings(at) == [f"Link parameter ignored: {render.md_escape(said)}"]
+    assert at.session_state["tab"] == QUEUE  # the first tab, opened in its place
+    (shown,) = _link_warnings(at)
+    assert not any(raw in shown for raw in ("<b>", "](http", "**", "\n", "\u202e"))  # no markup, break or bidi drawn
+    at.run()
+    assert len(_link_warnings(at)) == 1  # the value is gone from the URL by now: the page still says it
+    show_tab(at, ENV)
+    assert _link_warnings(at) == []
+
+
+def test_a_tab_the_page_has_opens_without_a_warning(triage_env):
+    at = run_page("conflicts", params={"tab": QUALITY})
+    assert at.session_state["tab"] == QUALITY and _link_warnings(at) == []

@@ -7,6 +7,7 @@ The sample of :mod:`tests.support.conflicts_page`: three conflicting pairs T1|T2
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -66,6 +67,31 @@ def test_the_queue_counts_what_crp_inspect_conflicts_counts_after_a_mark_out_of_
             "decision": "override: X1 wins",
         }
     ]
+
+
+def test_crp_inspect_conflicts_lists_apart_the_pairs_the_page_lists_out_of_retrieval(triage_env, capsys):
+    """One rule (``crp_core.within_retrievable``, ``DecisionSet.out_of_retrieval``) for both: the same pairs, in the
+    same order, taken out by the same marks (``--json --out-of-retrieval``; the summary lists them always)."""
+    with DecisionStore(str(triage_env), create=True) as store:
+        store.record(Decision.mark_status("X1", "X2", fact="X2", status="QUARANTINED", operator="rosa"))
+        store.record(Decision.mark_status("E1", "E2", fact="E1", status="DELETED", operator="ana", note="dup"))
+    at = open_page()
+    (apart,) = [d.value for d in at.dataframe if "out of retrieval" in d.value.columns]
+    page = [(r["fact_a"], r["fact_b"], r["out of retrieval"], r["by"]) for r in apart.to_dict("records")]
+    ckf = triage_env.parent / "samples" / "knowledge_base.jsonl"
+    argv = ["conflicts", "--ckf", str(ckf), "--now", NOW, "--triage-db", str(triage_env), "--check-workers", "1"]
+    assert main([*argv, "--json", "--out-of-retrieval"]) == 0
+    rows = [r for r in json.loads(capsys.readouterr().out) if "out_of_retrieval" in r]
+    cli = [
+        (
+            r["fact_a"],
+            r["fact_b"],
+            ", ".join(f"{m['fact']} {m['status']}" for m in r["out_of_retrieval"]),
+            ", ".join(m["operator"] for m in r["out_of_retrieval"]),
+        )
+        for r in rows
+    ]
+    assert cli == page and len(page) == 2
 
 
 def test_a_link_to_a_pair_out_of_retrieval_opens_it_with_the_mark_and_an_active_mark_brings_it_back(triage_env):
