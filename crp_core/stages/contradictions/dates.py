@@ -36,6 +36,13 @@ _MOMENT_BOUNDS = frozenset(["no later than", "not later than", "no earlier than"
 _LEAD_AFTER = frozenset(["before", "prior", "ahead", "beforehand", "earlier"])
 
 
+#: the words that open a verb's object ("free to sell any surplus", "free to cancel the order")
+_OBJECT_OPENERS = frozenset(
+    ["the", "a", "an", "any", "all", "their", "your", "its", "our", "his", "her", "them", "it", "some", "other"]
+)
+#: the words of a time of day before its hour and the minutes they add to it ("half past nine", "quarter to ten")
+_CLOCK_WORDS = {("half", "past"): 30, ("quarter", "past"): 15, ("quarter", "to"): -15}
+
 #: the hours and minutes that open a time of day
 _HOURS_MINUTES = re.compile(r"(\d{1,2}):(\d{2})")
 
@@ -85,6 +92,19 @@ class LexerBase:
             and w not in NUMBER_WORDS
             and w not in POLARITY
             and self.adjacent(j + 1, self.raw[j].end, " ")
+        )
+
+    def free_to(self, i: int) -> bool:
+        """Is the "free" at raw ``i`` a permission: before "to", a verb and its object ("the grower is free to sell any
+        surplus", "you are free to cancel the order"; the lexer also asks for a form of be before it)? "Entry is free
+        to members" and "the app is free to use" keep free of charge (no verb, or no object after it)."""
+        raw = self.raw
+        return (
+            self.low(i + 1) == "to"
+            and i + 3 < len(raw)
+            and raw[i + 2].group == "word"
+            and self.low(i + 2) not in FUNCTION_WORDS
+            and self.low(i + 3) in _OBJECT_OPENERS
         )
 
     def bound_before(self, i: int) -> tuple[int, int]:
@@ -189,6 +209,23 @@ class LexerBase:
             r.start, r.end, Quantity("clock", "clock", minutes, 1.0, str(minutes), exact_reading(minutes), -1, 0, -1)
         )
         return i + 1
+
+    def clock_words(self, i: int) -> int:
+        """A time of day in words at raw ``i``: "half past nine", "quarter past 8", "quarter to ten", read as both
+        halves of the day (a clock time in words says neither am nor pm); 0 when the words are none."""
+        low, rel = self.low(i), self.low(i + 1)
+        offset = _CLOCK_WORDS.get((low, rel))
+        if offset is None or i + 2 >= len(self.raw):
+            return 0
+        r = self.raw[i + 2]
+        hour = int(r.text) if r.group == "num" and r.text.isdigit() else NUMBER_WORDS.get(r.low, 0)
+        if not 1 <= hour <= 12:
+            return 0
+        minutes = float((hour % 12) * 60 + offset) % 720
+        readings = ((minutes, minutes), (minutes + 720, minutes + 720))
+        q = Quantity("clock", "clock12", minutes, 1.0, "", readings, -1, 0, -1)  # compared by its readings
+        self.push_qty(self.raw[i].start, r.end, q)
+        return i + 3
 
     def ratio(self, i: int) -> int:
         """ "1:25,000", "1:250": a scale, the number 25,000 in the unit "ratio" (a changed scale is a changed

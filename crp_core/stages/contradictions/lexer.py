@@ -57,10 +57,8 @@ from crp_core.stages.contradictions.tokens import (
 _COST_WORDS = frozenset(["cost", "charge", "fee"])
 #: the words between "no" and a cost word that keep it free of charge ("no separate charge": included)
 _COST_QUALIFIERS = frozenset(["extra", "additional", "separate", "further"])
-#: the words that open a verb's object ("free to sell any surplus", "free to cancel the order")
-_OBJECT_OPENERS = frozenset(
-    ["the", "a", "an", "any", "all", "their", "your", "its", "our", "his", "her", "them", "it", "some", "other"]
-)
+#: an acronym glued to a lower-case word ("DEFRA-exempt", "UK-based"): the acronym and the word
+_ACRONYM_GLUED = re.compile(r"[A-Z]{2,}-[a-z]{3,}")
 #: the prefixes a hyphen joins to a name without changing which name it states ("pre-Christmas" states Christmas;
 #: "non-EU" and "post-Brexit" name another group or period)
 NAME_PREFIXES = frozenset(["pre", "mid"])
@@ -283,7 +281,7 @@ class Lexer(ShareLexer):
                 part = 0.25 if nxt == "quarter" else 1 / 3
                 bound, bstart = self.bound_before(i)
                 return self.unit_qty(r.start, raw[i + 4].end, i + 5, part, 1.0, "", u, bound, bstart, i)
-        half = self.half_unit(i, low, nxt)
+        half = self.half_unit(i, low, nxt) or self.clock_words(i)
         if half:
             return half
         if low in VULGAR_FRACTIONS:  # "¾ cup": a number written as one character
@@ -394,7 +392,7 @@ class Lexer(ShareLexer):
             end = raw[i + 2].end  # "free of charge": one polarity word
             out.append(Token(self.text[r.start : end], r.start, end, POLAR, "#" + pol.group, sign=pol.sign))
             return i + 3
-        if pol is not None and low == "free" and self.free_to(i):
+        if pol is not None and low == "free" and self.free_to(i) and self.predicative(i):
             # "the grower is free to sell": a permission (the group of "allowed"), not free of charge
             out.append(Token(s, r.start, r.end, POLAR, "#allow", sign=1))
             return i + 1
@@ -427,6 +425,8 @@ class Lexer(ShareLexer):
             sub = "ident"  # `main`, `npm ci`: a name written as code
         elif not sub and len(s) == 1 and s.isupper() and i > 0 and not sent_start and self.designator(i):
             sub = "name"  # "Bay D", "the G clef", "symbol K": a one-letter designator or symbol
+        if sub and _ACRONYM_GLUED.fullmatch(s):
+            return self.acronym_word(i)
         if sub:
             head, _, rest = s.partition("-")
             # "pre-Christmas", "mid-March": the name the prefix dates from or around is the name stated
@@ -571,19 +571,16 @@ class Lexer(ShareLexer):
         nxt = self.raw[i + 1] if i + 1 < len(self.raw) else None
         return not (nxt is not None and nxt.group == "num" and re.fullmatch(r"\d{4}", nxt.text))
 
-    def free_to(self, i: int) -> bool:
-        """Is the "free" at raw ``i`` a permission: after a form of be, before "to", a verb and its object ("the
-        grower is free to sell any surplus", "you are free to cancel the order")? "Entry is free to members" and
-        "the app is free to use" keep free of charge (no verb, or no object after it)."""
-        raw = self.raw
-        return (
-            self.low(i + 1) == "to"
-            and i + 3 < len(raw)
-            and raw[i + 2].group == "word"
-            and self.low(i + 2) not in FUNCTION_WORDS
-            and self.low(i + 3) in _OBJECT_OPENERS
-            and self.predicative(i)
-        )
+    def acronym_word(self, i: int) -> int:
+        """ "DEFRA-exempt", "NHS-funded": an acronym glued to a lower-case word names the acronym, and the word, which
+        names a kind ("FAA-approved concentrators"), is an ordinary word: two tokens."""
+        r = self.raw[i]
+        head, _, rest = r.text.partition("-")
+        cut = r.start + len(head)
+        key = entity_key(head.lower(), "acro")
+        self.out.append(Token(head, r.start, cut, ENTITY, key, parts=((key, head, r.start, cut),), sub="acro"))
+        self.out.append(Token(rest, cut + 1, r.end, WORD, word_key(rest)))
+        return i + 1
 
     def predicative(self, i: int) -> bool:
         prev = self.low(i - 1)

@@ -22,6 +22,7 @@ from crp_core.stages.contradictions.lexicon import (
     NEGATION_FLIP,
     NUMBER,
     NUMBER_CHANGED,
+    NUMBER_WORDS,
     PAIR_MAX_VALUES,
     POLAR,
     WORD,
@@ -440,9 +441,39 @@ def opposed(da: Doc, db: Doc) -> bool:
     members ...")? Then the texts speak of two kinds of one thing; so do a thing and each further unit of it
     (:func:`marginal_unit`)."""
     wa, wb = _stems(da.text), _stems(db.text)
-    return marginal_unit(da, db) or any(
-        (x in wa) != (x in wb) and (y in wa) != (y in wb) and (x in wa) != (y in wa) for x, y in OPPOSED_QUALIFIERS
+    return (
+        marginal_unit(da, db)
+        or compound_kinds(da, db)
+        or any(
+            (x in wa) != (x in wb) and (y in wa) != (y in wb) and (x in wa) != (y in wa) for x, y in OPPOSED_QUALIFIERS
+        )
     )
+
+
+#: a hyphenated word of two lower-case parts, the first a word of three letters or more ("kiln-dried",
+#: "single-cylinder"; "Pb-equivalent" names an element, no kind)
+_COMPOUND = re.compile(r"([a-z]{3,})-([a-z]+)")
+
+
+@text_memo()
+def _compounds(text: str) -> dict[str, frozenset[str]]:
+    """The text's hyphenated words by their second part's stem: the stems of the first parts it joins to it
+    ("kiln-dried" -> {"dri": {"kiln"}}), number words left out ("one-hour" states a value, not a kind); memoised."""
+    out: dict[str, set[str]] = {}
+    for t in analyse(text).tokens:
+        m = _COMPOUND.fullmatch(t.text.lower())
+        if m and m.group(1) not in NUMBER_WORDS:
+            out.setdefault(stem(m.group(2)), set()).add(stem(m.group(1)))
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def compound_kinds(da: Doc, db: Doc) -> bool:
+    """Do the texts name two kinds of one thing by the first parts of one hyphenated word ("Kiln-dried logs" /
+    "Air-dried logs", "a single-cylinder softener" / "Twin-cylinder softeners"): the same second part, and each
+    text's first part one the other text does not state? Their values are the values of two kinds."""
+    ca, cb = _compounds(da.text), _compounds(db.text)
+    wa, wb = _stems(da.text), _stems(db.text)
+    return any(not (ca[k] & wb) and not (cb[k] & wa) for k in ca.keys() & cb.keys())
 
 
 def opposed_qualifiers(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
