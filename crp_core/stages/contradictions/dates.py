@@ -36,12 +36,16 @@ _MOMENT_BOUNDS = frozenset(["no later than", "not later than", "no earlier than"
 _LEAD_AFTER = frozenset(["before", "prior", "ahead", "beforehand", "earlier"])
 
 
-#: the words that open a verb's object ("free to sell any surplus", "free to cancel the order")
-_OBJECT_OPENERS = frozenset(
-    ["the", "a", "an", "any", "all", "their", "your", "its", "our", "his", "her", "them", "it", "some", "other"]
-)
 #: the words of a time of day before its hour and the minutes they add to it ("half past nine", "quarter to ten")
 _CLOCK_WORDS = {("half", "past"): 30, ("quarter", "past"): 15, ("quarter", "to"): -15}
+
+#: the parts of the day after an hour and the hours they add ("8 in the morning", "6 in the evening"; -1: "at night")
+_DAY_PARTS: dict[tuple[str, ...], int] = {
+    ("in", "the", "morning"): 0,
+    ("in", "the", "afternoon"): 12,
+    ("in", "the", "evening"): 12,
+    ("at", "night"): -1,
+}
 
 #: the hours and minutes that open a time of day
 _HOURS_MINUTES = re.compile(r"(\d{1,2}):(\d{2})")
@@ -92,19 +96,6 @@ class LexerBase:
             and w not in NUMBER_WORDS
             and w not in POLARITY
             and self.adjacent(j + 1, self.raw[j].end, " ")
-        )
-
-    def free_to(self, i: int) -> bool:
-        """Is the "free" at raw ``i`` a permission: before "to", a verb and its object ("the grower is free to sell any
-        surplus", "you are free to cancel the order"; the lexer also asks for a form of be before it)? "Entry is free
-        to members" and "the app is free to use" keep free of charge (no verb, or no object after it)."""
-        raw = self.raw
-        return (
-            self.low(i + 1) == "to"
-            and i + 3 < len(raw)
-            and raw[i + 2].group == "word"
-            and self.low(i + 2) not in FUNCTION_WORDS
-            and self.low(i + 3) in _OBJECT_OPENERS
         )
 
     def bound_before(self, i: int) -> tuple[int, int]:
@@ -226,6 +217,25 @@ class LexerBase:
         q = Quantity("clock", "clock12", minutes, 1.0, "", readings, -1, 0, -1)  # compared by its readings
         self.push_qty(self.raw[i].start, r.end, q)
         return i + 3
+
+    def day_time(self, i: int) -> int:
+        """An hour in digits at raw ``i`` with the part of the day it falls in ("8 in the morning", "6 in the evening",
+        "11 at night"): that clock time; 0 when the words are none."""
+        r = self.raw[i]
+        if not (r.group == "num" and r.text.isdigit() and 1 <= int(r.text) <= 12):
+            return 0
+        words = (self.low(i + 1), self.low(i + 2), self.low(i + 3))
+        half = _DAY_PARTS.get(words) if words[1] == "the" else _DAY_PARTS.get(words[:2])
+        if half is None:
+            return 0
+        hour = int(r.text) % 12
+        if half == -1:  # "at night": from six in the evening to the small hours
+            half = 12 if hour >= 6 else 0
+        end = i + (3 if words[1] == "the" else 2)
+        minutes = float((hour + half) * 60)
+        q = Quantity("clock", "clock", minutes, 1.0, str(minutes), exact_reading(minutes), -1, 0, -1)
+        self.push_qty(r.start, self.raw[end].end, q)
+        return end + 1
 
     def ratio(self, i: int) -> int:
         """ "1:25,000", "1:250": a scale, the number 25,000 in the unit "ratio" (a changed scale is a changed

@@ -40,7 +40,7 @@ from crp_core.stages.contradictions.lexicon import (
     negated_base,
 )
 from crp_core.stages.contradictions.quantities import FRACTION_PARTS, HALVED_DIMS, VULGAR_FRACTIONS
-from crp_core.stages.contradictions.shares import ShareLexer
+from crp_core.stages.contradictions.readers import ACRONYM_GLUED, PhraseLexer
 from crp_core.stages.contradictions.tokens import (
     DateValue,
     Quantity,
@@ -57,8 +57,6 @@ from crp_core.stages.contradictions.tokens import (
 _COST_WORDS = frozenset(["cost", "charge", "fee"])
 #: the words between "no" and a cost word that keep it free of charge ("no separate charge": included)
 _COST_QUALIFIERS = frozenset(["extra", "additional", "separate", "further"])
-#: an acronym glued to a lower-case word ("DEFRA-exempt", "UK-based"): the acronym and the word
-_ACRONYM_GLUED = re.compile(r"[A-Z]{2,}-[a-z]{3,}")
 #: the prefixes a hyphen joins to a name without changing which name it states ("pre-Christmas" states Christmas;
 #: "non-EU" and "post-Brexit" name another group or period)
 NAME_PREFIXES = frozenset(["pre", "mid"])
@@ -117,7 +115,7 @@ STANDARD_BODIES = frozenset(
 )
 
 
-class Lexer(ShareLexer):
+class Lexer(PhraseLexer):
     """Turns the regex matches of one text into tokens (one instance per text)."""
 
     def run(self) -> list[Token]:
@@ -260,9 +258,15 @@ class Lexer(ShareLexer):
         ):
             if tail and tail.split("-")[0] not in NUMBER_WORDS:
                 return self.number_word_compound(i, float(NUMBER_WORDS[head]), len(head), tail)
+            tens = self.tens_compound(i)  # "twenty-five-minute"
+            if tens:
+                return tens
             value, j = self.number_words(i)
-            end = raw[j - 1].end
-            return self.number(i, value, "", r.start, end, j)
+            if j > i:  # a word of number words and more ("twenty-twelve-minute") is read as a word below
+                return self.number(i, value, "", r.start, raw[j - 1].end, j)
+        if low == "once" and nxt in ("every", "each"):
+            out.append(Token(s, r.start, r.end, FUNC, low))  # "once every two days" is "every two days"
+            return i + 1
         if low in TIMES_WORDS or low in MULT_WORDS:
             return self.times_word(i, low)
         if low.endswith("fold") and (low[:-4] in NUMBER_WORDS or low[:-4] in NUMBER_MULT):
@@ -425,7 +429,7 @@ class Lexer(ShareLexer):
             sub = "ident"  # `main`, `npm ci`: a name written as code
         elif not sub and len(s) == 1 and s.isupper() and i > 0 and not sent_start and self.designator(i):
             sub = "name"  # "Bay D", "the G clef", "symbol K": a one-letter designator or symbol
-        if sub and _ACRONYM_GLUED.fullmatch(s):
+        if sub and ACRONYM_GLUED.fullmatch(s):
             return self.acronym_word(i)
         if sub:
             head, _, rest = s.partition("-")
@@ -570,17 +574,6 @@ class Lexer(ShareLexer):
             return False
         nxt = self.raw[i + 1] if i + 1 < len(self.raw) else None
         return not (nxt is not None and nxt.group == "num" and re.fullmatch(r"\d{4}", nxt.text))
-
-    def acronym_word(self, i: int) -> int:
-        """ "DEFRA-exempt", "NHS-funded": an acronym glued to a lower-case word names the acronym, and the word, which
-        names a kind ("FAA-approved concentrators"), is an ordinary word: two tokens."""
-        r = self.raw[i]
-        head, _, rest = r.text.partition("-")
-        cut = r.start + len(head)
-        key = entity_key(head.lower(), "acro")
-        self.out.append(Token(head, r.start, cut, ENTITY, key, parts=((key, head, r.start, cut),), sub="acro"))
-        self.out.append(Token(rest, cut + 1, r.end, WORD, word_key(rest)))
-        return i + 1
 
     def predicative(self, i: int) -> bool:
         prev = self.low(i - 1)

@@ -152,6 +152,8 @@ def list_reorder(da: Doc, db: Doc, diff: ValueDiff) -> bool:
     value. Values with a label between them ("client 2379, peer 2380") are no such list."""
     if not (_beside_separator(da.text, diff.span_a) and _beside_separator(db.text, diff.span_b)):
         return False  # no list item: most diffs stop here, before any scan of the tokens
+    if listed_alike(da, db):
+        return True  # one list of words and names in another order ("in black, navy and red" / "red, black and navy")
     ka, kb = _token_at(da, diff.span_a[0]), _token_at(db, diff.span_b[0])
     if ka < 0 or kb < 0:
         return False

@@ -59,8 +59,9 @@ class ShareLexer(NumberLexer):
         return float(NUMBER_WORDS.get(r.low, 0))
 
     def plain_count(self, i: int) -> int:
-        """Digits at raw ``i``: a proportion they open ("3 in 4 tenants"), else the number reader's quantity."""
-        return self.count_in(i) or self.plain_number(i)
+        """Digits at raw ``i``: a proportion they open ("3 in 4 tenants"), an hour of a part of the day ("8 in the
+        morning"), else the number reader's quantity."""
+        return self.count_in(i) or self.day_time(i) or self.plain_number(i)
 
     def count_in(self, i: int) -> int:
         """ "one in five welds", "nine out of ten seeds", "3 in 4 of them": the share it states (20%, 90%, 75%);
