@@ -15,7 +15,17 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from crp_core import Corpus, CRPError, DecisionSet, Fact, PipelineResult, Scenario, changed_by_decision, gate_note
+from crp_core import (
+    Corpus,
+    CRPError,
+    DecisionSet,
+    Fact,
+    GateCounts,
+    PipelineResult,
+    Scenario,
+    changed_by_decision,
+    gate_note,
+)
 
 from . import charts, decisions, render, state, tables
 from .chart_style import rule_words
@@ -173,6 +183,24 @@ def clamps_notice(result: PipelineResult) -> None:
         st.warning(f"Settings adjusted to the data for this run: {text}")
     else:  # only defaults met a small CKF: a quiet line
         st.caption(f"Adjusted to the data: {text}")
+
+
+def gate_caption(counts: GateCounts, threshold: float) -> tuple[str, str]:
+    """The relevance gate in one short sentence with its figures (``counts``: :func:`crp_core.gate_counts`, the one
+    count the CLI's summary gives too), and what they mean (the caption's help)."""
+    n = counts.connectors
+    chosen = "" if not n else " (1 chosen as a connector)" if n == 1 else f" ({n:,} chosen as connectors)"
+    text = (
+        f"Relevance gate {threshold:g}: {counts.passed:,} of {counts.retrieved:,} candidates passed, "
+        f"{counts.below:,} below it{chosen}."
+    )
+    why = (
+        f"cdr_min_relevance = {threshold:g}: a stage-1 candidate whose relevance is below it cannot be an anchor. "
+        "The graph walk may still choose one as a connector, which is not gated (SPEC-025 §2.5); the others "
+        f"({counts.gated_out:,} here) stay out of the envelope: their role is `gated` on the Score breakdown. "
+        "The same count as `crp-inspect run`'s summary."
+    )
+    return text, why
 
 
 def gate_notice(result: PipelineResult, *, key: str) -> None:

@@ -86,7 +86,10 @@ def _near_card(n: NearConflict, result: PipelineResult, base_kb: KnowledgeBase) 
 def _kind_fields(kind: str, n: NearConflict, winner: str | None, key: str, disabled: bool) -> None:
     """What the chosen decision does, and the winner of an override (none preselected)."""
     if kind == "dismiss":
-        st.caption("Not a conflict: both facts stay, and no run reports the pair as a near conflict any more.")
+        st.caption(
+            "Not a conflict: both facts stay, and no run reports the pair as a near conflict any more (until the "
+            "dismissal is reverted, in the **Export & audit log** tab)."
+        )
     elif kind == "accept":
         by = "a tie by authority: both kept with a NOTE" if winner is None else f"{winner} wins by authority"
         st.caption(render.md_escape(f"Every run that packs both arbitrates them as a conflict: {by} (now)."))

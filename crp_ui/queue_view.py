@@ -136,6 +136,11 @@ def _pair_keys(frame: pd.DataFrame) -> np.ndarray:
     return np.asarray(frame["pair"].tolist(), dtype=object)
 
 
+def held_keys(frame: pd.DataFrame) -> frozenset[str]:
+    """The pair keys the queue ``frame`` holds (once per frame)."""
+    return by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist()))
+
+
 def queue_view(
     frame: pd.DataFrame,
     filters: tuple[Sequence[str], Sequence[str], Sequence[str]],

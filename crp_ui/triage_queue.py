@@ -37,6 +37,7 @@ from . import cache, paging, queue_aside, queue_pair, render, state, tables, tri
 from . import conflicts_view as cv
 from .progress_text import format_duration
 from .queue_view import QueueView, queue_view
+from .queue_view import held_keys as queue_keys
 from .triage_form import K_PAIR, K
 
 K_TABLE = K + "table"  # the queue table's key (+ the view, page size and page: a new page starts unselected)
@@ -355,7 +356,7 @@ def queue_tab(
     (:mod:`crp_ui.queue_aside`); one of them open takes the selected pair's place."""
     view, digest, where = _filtered(frame)
     apart = {cv.p_key(p): p for p in aside}
-    held_keys = cache.by_identity("queue_keyset", frame, lambda fr: frozenset(fr["pair"].tolist()))  # once a frame
+    held_keys = queue_keys(frame)
     opened = queue_aside.settle(apart, held_keys)
     wanted = _url_pair(held_keys, apart)
     shown, pick = _paged(view, digest, where, wanted)

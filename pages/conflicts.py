@@ -45,6 +45,7 @@ from crp_ui import (
     decisions,
     near_form,
     render,
+    revert_any,
     shell,
     state,
     team,
@@ -56,6 +57,7 @@ from crp_ui import (
 )
 from crp_ui import conflicts_view as cv
 from crp_ui.queue_patch import QueueInputs, queue_frame_of
+from crp_ui.queue_view import held_keys
 from crp_ui.session_input import session_writeback
 
 K = triage_form.K
@@ -236,7 +238,11 @@ def _sdk_download(ds: DecisionSet, kb: KnowledgeBase, where: DeltaGenerator) -> 
         where.caption(render.md_escape(refusal))
 
 
-def export_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None:
+def export_tab(
+    ds: DecisionSet, kb: KnowledgeBase, log: list[Decision], queued: frozenset[str], apart: frozenset[str]
+) -> None:
+    """The downloads, the audit log, and the revert of a decision on any pair (``queued`` / ``apart``: the queue's
+    pair keys and those out of retrieval, which the revert's options name)."""
     c = st.columns(4)
     c[0].download_button(
         "Decisions as JSON",
@@ -275,6 +281,7 @@ def export_tab(ds: DecisionSet, kb: KnowledgeBase, log: list[Decision]) -> None:
         + (f" · {len(unknown)} decision(s) name facts this CKF lacks (ignored)" if unknown else "")
     )
     triage_audit.audit_section(log, kb)
+    revert_any.revert_any_section(log, kb, queued, apart)
 
 
 #: the page's tabs, in order; the first is open by default
@@ -331,7 +338,7 @@ def main() -> None:
         lambda: triage_queue.queue_tab(scan, frame, ds, kb, config, state.get_now(), agreement, split.aside),
         lambda: envelope_tab(ds, kb),
         lambda: triage_quality.quality_tab(ds, kb, cv.log_for_kb(log, state.get_ckf_fingerprint(kb))),
-        lambda: export_tab(ds, kb, log),
+        lambda: export_tab(ds, kb, log, held_keys(frame), frozenset(cv.p_key(p) for p in split.aside)),
     )
     refused = state.tab_refusal(TAB_PARAM, TABS)  # Streamlit drops a label no tab has, without a word
     if refused:

@@ -81,10 +81,8 @@ def main() -> None:
             column_config=breakdown.column_config(timings),
             key="crp.page.overview.timings",
         )
-        st.caption(
-            f"Candidates: {gate_counts(result).summary()} (relevance < cdr_min_relevance "
-            f"{result.config.cdr_min_relevance:g})."
-        )
+        gate, why = breakdown.gate_caption(gate_counts(result), result.config.cdr_min_relevance)
+        st.caption(gate, help=why)
 
     st.subheader("Data-quality warnings")
     if len(warn) == 0:

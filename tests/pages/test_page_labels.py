@@ -135,3 +135,21 @@ def test_without_labels_no_mark(ui_env, page):
 def test_the_story_page_gives_the_labels_count_line(labelled_env):
     at = run_page("story", params={"scenario": SCENARIO, **GATE})
     assert _summary(at) == [SUMMARY]
+
+
+def test_a_long_reason_is_read_whole_in_the_overviews_table(labelled_env, expected):
+    """The reason column (up to 153 characters here) was cut at 400 px on one-line rows: it is wide, says in its
+    help how to read a long one, and its rows are tall enough to wrap the longest (Streamlit wraps only rows taller
+    than 4rem, 64 px)."""
+    import json
+
+    from crp_ui.labels_view import REASON_WIDTH_PX
+
+    _, marks = expected
+    at = run_page("overview", params=GATE)
+    (table,) = [d for d in at.dataframe if set(LABELLED_COLUMNS) <= set(d.value.columns)]
+    config = json.loads(table.proto.columns)
+    assert config["reason"]["width"] == REASON_WIDTH_PX >= 500
+    assert "double-click a cell to read it whole" in config["reason"]["help"]
+    longest = max(len(m.reason) for m in marks.marks)
+    assert longest > 120 and table.proto.row_height > 64

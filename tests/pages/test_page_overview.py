@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from crp_core import gate_note
+from crp_core import gate_counts, gate_note
 from crp_ui import render
 from crp_ui.render import headers_text
 from tests.support.pages import expected_result, frame_with, frames_with, metric, run_page, sidebar_input
@@ -117,3 +117,19 @@ def test_no_gate_note_when_the_gate_keeps_nothing_out(ui_env):
     sidebar_input(at, "cdr_min_relevance").set_value(-1.0).run()
     assert gate_note(expected_result(ui_env, edits={"cdr_min_relevance": -1.0})) is None
     assert not _gate_box(at, "The relevance gate") and not [b for b in at.button if b.label.startswith("Try cdr_")]
+
+
+def test_the_gate_caption_is_one_short_sentence_and_its_help_explains_it(ui_env):
+    """The relevance gate's caption under the stage times: its figures in one short sentence (the long explanation
+    cut the narrow column into four lines), the explanation in the caption's help."""
+    exp = expected_result(ui_env)
+    counts = gate_counts(exp)
+    at = run_page("overview")
+    (cap,) = [c for c in at.caption if c.value.startswith("Relevance gate ")]
+    threshold = exp.config.cdr_min_relevance
+    figures = f"{counts.passed} of {counts.retrieved} candidates passed, {counts.below} below it"
+    assert cap.value.startswith(f"Relevance gate {threshold:g}: {figures}")
+    assert len(cap.value) <= 100 and cap.value.endswith(".") and cap.value.count(". ") == 0
+    assert "cannot be an anchor" in cap.proto.help and "not gated" in cap.proto.help
+    assert f"({counts.gated_out} here)" in cap.proto.help
+    assert not [c for c in at.caption if c.value.startswith("Candidates: ")]
