@@ -209,7 +209,7 @@ class LexerBase:
         if offset is None or i + 2 >= len(self.raw):
             return 0
         r = self.raw[i + 2]
-        hour = int(r.text) if r.group == "num" and r.text.isdigit() else NUMBER_WORDS.get(r.low, 0)
+        hour = int(r.text) if r.group == "num" and r.text.isdigit() and len(r.text) <= 2 else NUMBER_WORDS.get(r.low, 0)
         if not 1 <= hour <= 12:
             return 0
         minutes = float((hour % 12) * 60 + offset) % 720
@@ -222,8 +222,8 @@ class LexerBase:
         """An hour in digits at raw ``i`` with the part of the day it falls in ("8 in the morning", "6 in the evening",
         "11 at night"): that clock time; 0 when the words are none."""
         r = self.raw[i]
-        if not (r.group == "num" and r.text.isdigit() and 1 <= int(r.text) <= 12):
-            return 0
+        if not (r.group == "num" and r.text.isdigit() and len(r.text) <= 2 and 1 <= int(r.text) <= 12):
+            return 0  # the length first: a digit string of any length reaches here
         words = (self.low(i + 1), self.low(i + 2), self.low(i + 3))
         half = _DAY_PARTS.get(words) if words[1] == "the" else _DAY_PARTS.get(words[:2])
         if half is None:

@@ -3,9 +3,9 @@ the near miss the change must keep. Hand-written sentences; none comes from a la
 
 from __future__ import annotations
 
-from crp_core.stages.contradictions.clauses import analyse
+from crp_core.stages.contradictions.clauses import Doc, analyse
 from crp_core.stages.contradictions.lexicon import ENTITY, POLAR
-from crp_core.stages.contradictions.orders import listed_alike
+from crp_core.stages.contradictions.orders import LIST_ITEMS_MAX, listed_alike
 from crp_core.stages.contradictions.values import (
     DATE_SHIFTED,
     ENTITY_SUBSTITUTED,
@@ -64,6 +64,16 @@ def test_one_list_of_words_in_another_order_swaps_nothing() -> None:
     e, f = "Prizes go to the oak, ash and elm entries.", "Prizes go to the elm, oak and ash entries, in that order."
     assert not listed_alike(analyse(e), analyse(f))
     assert not listed_alike(analyse(a), analyse("Payment is accepted in cash, cheque or voucher."))
+    # a text of more items than any list is not read as one (the test stays bounded on hostile text)
+    many = [f"w{k}" for k in range(LIST_ITEMS_MAX + 2)]
+
+    def lists(n: int) -> tuple[Doc, Doc]:
+        return analyse("We sell " + ", ".join(many[:n]) + "."), analyse(
+            "We stock " + ", ".join(many[n - 1 :: -1]) + "."
+        )
+
+    assert listed_alike(*lists(5))
+    assert not listed_alike(*lists(LIST_ITEMS_MAX + 2))
 
 
 def test_a_word_between_a_count_and_its_time_unit_names_which_kind() -> None:

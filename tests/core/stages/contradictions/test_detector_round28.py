@@ -42,6 +42,14 @@ def test_an_hour_and_the_part_of_the_day() -> None:
     assert _units("There were 14 in the morning group.")[0][:3] == ("14", "", "")
 
 
+def test_a_long_digit_string_before_the_words_of_a_time_is_no_hour() -> None:
+    # the readers of a time of day test the digits' length before converting them (a 200,000-digit "hour" must not
+    # reach int(): Python refuses strings of over 4,300 digits)
+    long = "9" * 5000
+    assert _units(f"Be out by {long} in the morning.")[0][1:3] == ("", "")
+    assert _units(f"Come at half past {long}.")[0][1:3] == ("", "")
+
+
 def test_once_every_is_every() -> None:
     toks = analyse("Traps are checked once every two days.").tokens
     assert (toks[3].text, toks[3].kind) == ("once", FUNC)
