@@ -488,6 +488,12 @@ class DecisionSet:
         Conflicts page and in ``crp-inspect conflicts`` (docs/decisions/triage.md, "Out of retrieval")."""
         return tuple(f for f in (a, b) if self.statuses.get(f) in NEVER_RETRIEVED)
 
+    def retrieval_marks(self, a: str, b: str) -> tuple[tuple[str, str, Decision | None], ...]:
+        """The marks that took the pair {``a``, ``b``} out of retrieval (:meth:`out_of_retrieval`), ``a``'s first:
+        (fact, its status, the ``mark_status`` decision in force that set it). One reading for the Conflicts page's
+        "Out of retrieval" list and ``crp-inspect conflicts``'s."""
+        return tuple((f, self.statuses[f], self.status_decisions.get(f)) for f in self.out_of_retrieval(a, b))
+
     def unknown_facts(self, kb: KnowledgeBase) -> tuple[str, ...]:
         """Fact ids named by the decisions in force that ``kb`` does not hold (sorted)."""
         named = set(self.statuses)

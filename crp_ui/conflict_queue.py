@@ -180,8 +180,8 @@ def aside_frame(pairs: Sequence[ConflictPair], ds: DecisionSet) -> pd.DataFrame:
     pair's own decision in force, if any (docs/decisions/triage.md, "Out of retrieval")."""
     rows = []
     for p in pairs:
-        out = ds.out_of_retrieval(p.fact_a, p.fact_b)
-        marks = [ds.status_decisions.get(f) for f in out]
+        held = ds.retrieval_marks(p.fact_a, p.fact_b)
+        marks = [d for _, _, d in held]
         pair_decision = ds.pair_records.get(p_key(p))
         rows.append(
             {
@@ -189,7 +189,7 @@ def aside_frame(pairs: Sequence[ConflictPair], ds: DecisionSet) -> pd.DataFrame:
                 "fact_a": p.fact_a,
                 "fact_b": p.fact_b,
                 "patterns": ", ".join(p.patterns),
-                "out of retrieval": ", ".join(f"{f} {ds.statuses[f]}" for f in out),
+                "out of retrieval": ", ".join(f"{f} {status}" for f, status, _ in held),
                 "by": ", ".join(d.operator for d in marks if d is not None),
                 "at": ", ".join(d.decided_at or "" for d in marks if d is not None),
                 "note": " · ".join(d.note for d in marks if d is not None and d.note),
@@ -203,11 +203,10 @@ def aside_text(pair: ConflictPair, ds: DecisionSet) -> str:
     """Why ``pair`` is out of the queue, in one paragraph: the mark that took its fact out of retrieval and how to
     bring the pair back."""
     bits = []
-    for f in ds.out_of_retrieval(pair.fact_a, pair.fact_b):
-        d = ds.status_decisions.get(f)
+    for f, status, d in ds.retrieval_marks(pair.fact_a, pair.fact_b):
         who = "" if d is None else f" by {d.operator} (decision #{d.id}, {d.decided_at})"
         note = f' ("{d.note}")' if d is not None and d.note else ""
-        bits.append(f"{f} is {ds.statuses[f]}{who}{note}")
+        bits.append(f"{f} is {status}{who}{note}")
     return (
         f"{pair.fact_a} ↔ {pair.fact_b} is out of the queue: {'; '.join(bits)}. A fact out of retrieval reaches no "
         "envelope, so no run pairs it and the pair is no conflict pair: the counts above and crp-inspect "

@@ -286,24 +286,21 @@ def _with_provenance(d: dict[str, Any], kb: KnowledgeBase, p: ConflictPair) -> N
 
 
 def out_of_retrieval_marks(p: ConflictPair, decisions: DecisionSet | None) -> list[dict[str, Any]]:
-    """The marks that took ``p`` out of the scan (``DecisionSet.out_of_retrieval``), fact A's first: the fact, its
+    """The marks that took ``p`` out of the scan (``DecisionSet.retrieval_marks``), fact A's first: the fact, its
     status, and the decision in force that set it (``decision_id``, ``operator``, ``decided_at``, ``note``)."""
     if decisions is None:
         return []
-    marks = []
-    for f in decisions.out_of_retrieval(p.fact_a, p.fact_b):
-        d = decisions.status_decisions.get(f)
-        marks.append(
-            {
-                "fact": f,
-                "status": decisions.statuses[f],
-                "decision_id": None if d is None else d.id,
-                "operator": None if d is None else d.operator,
-                "decided_at": None if d is None else d.decided_at,
-                "note": None if d is None else d.note,
-            }
-        )
-    return marks
+    return [
+        {
+            "fact": f,
+            "status": status,
+            "decision_id": None if d is None else d.id,
+            "operator": None if d is None else d.operator,
+            "decided_at": None if d is None else d.decided_at,
+            "note": None if d is None else d.note,
+        }
+        for f, status, d in decisions.retrieval_marks(p.fact_a, p.fact_b)
+    ]
 
 
 def marks_text(marks: Sequence[dict[str, Any]]) -> str:

@@ -45,6 +45,10 @@ def test_retrievable_marks_keep_active_and_stale_marks_only():
     # the facts of a pair a mark took out of retrieval, in the pair's order: why it is listed apart
     assert ds.out_of_retrieval("C", "E") == ("C", "E") and ds.out_of_retrieval("E", "C") == ("E", "C")
     assert ds.out_of_retrieval("A", "C") == ("C",) and ds.out_of_retrieval("A", "G") == ()
+    # with each mark's status and the decision in force that set it
+    ((fact, status, by),) = ds.retrieval_marks("A", "C")
+    assert (fact, status) == ("C", "QUARANTINED") and by is ds.status_decisions["C"]
+    assert ds.retrieval_marks("A", "G") == ()
 
 
 def test_with_residual_addresses_what_leaves_the_residual_set():
