@@ -51,6 +51,11 @@ _DAY_PARTS: dict[tuple[str, ...], int] = {
 _HOURS_MINUTES = re.compile(r"(\d{1,2}):(\d{2})")
 
 
+def clock_quantity(minutes: float) -> Quantity:
+    """A time of day, ``minutes`` after midnight, read as exactly that time ("9:30", "noon", "8 in the morning")."""
+    return Quantity("clock", "clock", minutes, 1.0, str(minutes), exact_reading(minutes), -1, 0, -1)
+
+
 class LexerBase:
     """The lexer's state and its date and time readers (one instance per text)."""
 
@@ -196,9 +201,7 @@ class LexerBase:
         elif low.endswith("am") and hh == 12:
             hh = 0
         minutes = float(hh * 60 + mm)
-        self.push_qty(
-            r.start, r.end, Quantity("clock", "clock", minutes, 1.0, str(minutes), exact_reading(minutes), -1, 0, -1)
-        )
+        self.push_qty(r.start, r.end, clock_quantity(minutes))
         return i + 1
 
     def clock_words(self, i: int) -> int:
@@ -232,9 +235,7 @@ class LexerBase:
         if half == -1:  # "at night": from six in the evening to the small hours
             half = 12 if hour >= 6 else 0
         end = i + (3 if words[1] == "the" else 2)
-        minutes = float((hour + half) * 60)
-        q = Quantity("clock", "clock", minutes, 1.0, str(minutes), exact_reading(minutes), -1, 0, -1)
-        self.push_qty(r.start, self.raw[end].end, q)
+        self.push_qty(r.start, self.raw[end].end, clock_quantity(float((hour + half) * 60)))
         return end + 1
 
     def ratio(self, i: int) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from crp_core.stages.contradictions.dates import clock_quantity
 from crp_core.stages.contradictions.lexicon import (
     ABBREVIATIONS,
     BOUNDS,
@@ -375,8 +376,7 @@ class Lexer(PhraseLexer):
             "from",
             "around",
         ):
-            v = 720.0 if low == "noon" else 0.0
-            self.push_qty(r.start, r.end, Quantity("clock", "clock", v, 1.0, str(v), exact_reading(v), -1, 0, -1))
+            self.push_qty(r.start, r.end, clock_quantity(720.0 if low == "noon" else 0.0))
             return i + 1
         # currency code before a number: "EUR 35 million"
         if (

@@ -167,12 +167,15 @@ def list_reorder(da: Doc, db: Doc, diff: ValueDiff) -> bool:
 _ITEM_KINDS = frozenset([WORD, ENTITY, NUMBER, DATE])
 
 
-def _segments(d: Doc) -> list[tuple[bool, tuple[Unit, ...]]]:
-    """The text cut at list separators and sentence breaks: (opens after a separator, its items' units)."""
+@text_memo()
+def _segments(text: str) -> tuple[tuple[bool, tuple[Unit, ...]], ...]:
+    """The text cut at list separators and sentence breaks: (opens after a separator, its items' units). Memoised
+    per text: every diff of a pair beside a separator asks (:func:`list_reorder`)."""
+    toks = analyse(text).tokens
     out: list[tuple[bool, tuple[Unit, ...]]] = []
     item: list[Unit] = []
     after_sep = False
-    for t, sep in zip(d.tokens, _separators(d.tokens), strict=True):
+    for t, sep in zip(toks, _separators(toks), strict=True):
         if sep or t.kind == BREAK:
             if item:
                 out.append((after_sep, tuple(item)))
@@ -182,12 +185,13 @@ def _segments(d: Doc) -> list[tuple[bool, tuple[Unit, ...]]]:
             item.append(_item_unit(t))
     if item:
         out.append((after_sep, tuple(item)))
-    return out
+    return tuple(out)
 
 
 def _item_unit(t: Token) -> Unit:
-    """A token as part of a list item: words by their key, so "Payment" and "payment" are one word."""
-    return (t.kind, t.text.lower()) if t.kind in (NUMBER, DATE) else ("w", t.text.lower())
+    """A token as part of a list item, by its lower-case text: a word and a name are one kind, so "Payment" (a
+    capitalised first word) and "payment" are one item word."""
+    return ("w" if t.kind in (WORD, ENTITY) else t.kind, t.text.lower())
 
 
 def _held(item: tuple[Unit, ...], whole: Counter[tuple[Unit, ...]], opening: list[tuple[Unit, ...]]) -> bool:
@@ -206,7 +210,7 @@ def listed_alike(da: Doc, db: Doc) -> bool:
     opens the list (its first item with the words before it); as many items each side; no word binds the order
     (:data:`ORDER_WORDS`). A swap of two values between two labels ("kelp from April, and dulse from June") keeps
     its labels in the items and is no such list."""
-    sa, sb = _segments(da), _segments(db)
+    sa, sb = _segments(da.text), _segments(db.text)
     wa = Counter(seg for after, seg in sa if after)
     wb = Counter(seg for after, seg in sb if after)
     if not wa or sum(wa.values()) != sum(wb.values()) or wa == wb or sum(wa.values()) > LIST_ITEMS_MAX:

@@ -1,5 +1,6 @@
-"""The lexer's readers of short word phrases (docs/decisions/detector-round26.md, detector-round27.md, round 28):
-"free to" a verb as a permission, an acronym glued to a word, a number in words glued to a unit ("twenty-five-minute").
+"""The lexer's readers of short word phrases (docs/decisions/detector-round26.md, detector-round27.md and
+detector-round28.md): "free to" a verb as a permission, an acronym glued to a word, a number in words glued to a unit
+("twenty-five-minute").
 :class:`PhraseLexer` extends the number and share readers; the lexer (:mod:`.lexer`) extends it."""
 
 from __future__ import annotations
