@@ -14,7 +14,7 @@ from collections.abc import Collection
 
 import streamlit as st
 
-from crp_core import Decision, KnowledgeBase, Role
+from crp_core import Decision, Identity, KnowledgeBase, Role
 
 from . import conflicts_view as cv
 from . import decisions, render, team
@@ -46,10 +46,9 @@ def on_this_ckf(d: Decision, kb: KnowledgeBase) -> bool:
     return kb.get(d.fact_a) is not None and kb.get(d.fact_b) is not None
 
 
-def offered(log: list[Decision], kb: KnowledgeBase) -> tuple[list[Decision], int]:
-    """The decisions this session may revert on the CKF loaded, newest first, and how many more it may revert on
-    pairs whose facts this CKF lacks."""
-    who = team.identity()
+def offered(log: list[Decision], kb: KnowledgeBase, who: Identity) -> tuple[list[Decision], int]:
+    """The decisions the session ``who`` may revert on the CKF loaded, newest first, and how many more it may revert
+    on pairs whose facts this CKF lacks."""
     mine = [d for d in revertible(log) if who.revert_refusal(d) is None] if who.can_revert else []
     here = [d for d in reversed(mine) if on_this_ckf(d, kb)]
     return here, len(mine) - len(here)
@@ -65,7 +64,7 @@ def revert_any_section(log: list[Decision], kb: KnowledgeBase, queued: Collectio
     """The section over the whole log (``queued`` / ``apart``: the queue's pair keys and those out of retrieval)."""
     flash(ANY)
     who = team.identity()
-    targets, elsewhere = offered(log, kb)
+    targets, elsewhere = offered(log, kb, who)
     with st.expander(_title(who.role, who.can_revert), expanded=False):
         st.caption(
             "Every decision you may take back, whether or not its pair is in the triage queue (a near conflict "
