@@ -125,7 +125,10 @@ def blind_batches() -> dict[str, list[dict]]:
     """Every blind batch, by name (``batch-01``, ...)."""
     folder = os.path.join(DATA, "blind")
     names = (
-        sorted(n for n in os.listdir(folder) if n.startswith("batch-") and n.endswith(".jsonl"))
+        sorted(
+            (n for n in os.listdir(folder) if n.startswith("batch-") and n.endswith(".jsonl")),
+            key=lambda n: int(n[len("batch-") : -len(".jsonl")]),
+        )
         if os.path.isdir(folder)
         else []
     )

@@ -93,7 +93,8 @@ def corpus(hold: tuple[int, int] | None) -> tuple[list[dict], list[dict]]:
 
 def fresh_files() -> list[str]:
     """The fresh batches: never trained on, scored in aggregate only."""
-    return sorted(glob.glob(os.path.join(bench.DATA, "blind", "scored", "batch-*.jsonl")))
+    found = glob.glob(os.path.join(bench.DATA, "blind", "scored", "batch-*.jsonl"))
+    return sorted(found, key=lambda p: int(os.path.basename(p)[len("batch-") : -len(".jsonl")]))
 
 
 def read_rows(path: str) -> list[dict]:

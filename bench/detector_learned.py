@@ -251,7 +251,7 @@ def score_files(base: list[dict], blind: dict[str, list[dict]], paths: list[str]
     print("| file | blind batches trained on | rules P | R | F1 | learned P | R | F1 | delta |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n in counts:
-        trained = [r for name in sorted(blind)[:n] for r in blind[name]]
+        trained = [r for name in list(blind)[:n] for r in blind[name]]
         judge = learned_judge(weights_for(base + trained, c, threshold))
         for name, rows in files:
             pr, rr, fr = prf(rows, rules_judge)

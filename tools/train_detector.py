@@ -36,9 +36,14 @@ REGULARISATION = 1.0
 THRESHOLD = 0.5
 
 
+def batch_number(path: Path) -> int:
+    """A blind batch's number, from its file name ("batch-07.jsonl" -> 7, "batch-100.jsonl" -> 100)."""
+    return int(path.stem.removeprefix("batch-"))
+
+
 def corpus_files(folder: Path = CORPUS) -> list[Path]:
     """The training corpus's files, in a fixed order."""
-    blind = sorted((folder / "blind").glob("batch-*.jsonl"))
+    blind = sorted((folder / "blind").glob("batch-*.jsonl"), key=batch_number)
     return [folder / "dev.jsonl", folder / "holdout.jsonl", *blind]
 
 

@@ -404,6 +404,8 @@ class Lexer(PhraseLexer):
             pol = None  # "fall 2026": the season
         if pol is not None and low in _FALL_VERBS and nxt == "on":
             pol = None  # "falls on 12 February": when something happens, no decrease
+        if pol is not None and low == "on" and (nxt in WEEKDAYS or nxt in MONTHS):
+            pol = None  # "the dance is on Saturday 3 May": when it happens, not switched on
         if (
             pol is not None
             and pol.group in _ACCESS_GROUPS

@@ -207,7 +207,7 @@ def entity_key(low: str, sub: str) -> str:
     if nuclide:
         return nuclide  # "I-131" = "Iodine-131" = "131I"
     if sub == "lex":
-        return ENTITY_LEXICON[low].canonical
+        return stem(ENTITY_LEXICON[low].canonical)  # keyed like a name, so "Welsh" (-> wales) meets "Wales"
     if sub in ("name", "weak"):
         return stem(low)
     return low

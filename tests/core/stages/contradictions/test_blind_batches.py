@@ -17,10 +17,16 @@ from tests.support.detector_cases import CATEGORIES, PATTERNS, score
 from tests.support.paths import TEST_DATA
 
 BLIND = TEST_DATA / "conflict_pairs" / "blind"
+
+
 #: the batches the detector is trained on
-TRAINED = sorted(BLIND.glob("batch-*.jsonl"))
+def _number(path):
+    return int(path.stem.removeprefix("batch-"))
+
+
+TRAINED = sorted(BLIND.glob("batch-*.jsonl"), key=_number)
 #: every batch: the trained ones, then those scored and not trained on yet (blind/scored/, README)
-BATCHES = TRAINED + sorted((BLIND / "scored").glob("batch-*.jsonl"))
+BATCHES = TRAINED + sorted((BLIND / "scored").glob("batch-*.jsonl"), key=_number)
 KEYS = {"id", "category", "domain", "a", "b", "conflict", "patterns"}
 
 
@@ -41,8 +47,9 @@ def test_a_batch_has_the_guide_s_shape(path):
     assert len(rows) == 100
     assert all(set(r) == KEYS for r in rows)
     assert len({r["id"] for r in rows}) == 100
-    # the batch's number opens each id ("b07-..."; batches 13-14 were written without the "b")
-    assert all(r["id"].startswith((f"b{path.stem[-2:]}-", f"{path.stem[-2:]}-")) for r in rows)
+    # the batch's number opens each id ("b07-..."; batches 13-14 and 100 on were written without the "b")
+    number = path.stem.removeprefix("batch-")
+    assert all(r["id"].startswith((f"b{number}-", f"{number}-")) for r in rows)
     assert Counter(r["category"] for r in rows) == dict.fromkeys(CATEGORIES, 10)
     assert len({r["domain"] for r in rows}) == 10
     for r in rows:
@@ -60,7 +67,7 @@ def test_no_domain_is_shared_between_batches():
 
 
 #: the batches the rules were measured on (01-12); later batches came after the last round of rules
-RULE_BATCHES = [p for p in BATCHES if int(p.stem[-2:]) <= 12]
+RULE_BATCHES = [p for p in BATCHES if _number(p) <= 12]
 
 
 def test_the_rules_keep_what_they_reached_on_the_blind_batches():
