@@ -11,7 +11,7 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"), where a
   qualifier one text adds to all the other says scopes the value (``_qualified_scope``), between the dates of a
   period's two ends (``ranges.period_ends``), for a date inside a span the other text states or a quantity the texts
-  split by its bounds (ranges.py), between two scopes of weekdays with no day in common (``clauses.days_disjoint``) or
+  split by its bounds (ranges.py), between weekday scopes apart or one-sided (``clauses.days_disjoint``) or
   for a name one text says it *also* holds (``subjects.added_names``); its
   feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
   "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's; its feature

@@ -1,6 +1,6 @@
 """The lexer's readers of short word phrases (docs/decisions/detector-round26.md, detector-round27.md and
 detector-round28.md): "free to" a verb as a permission, an acronym glued to a word, a number in words glued to a unit
-("twenty-five-minute").
+("twenty-five-minute"), "half a dozen" (docs/decisions/detector-round30.md).
 :class:`PhraseLexer` extends the number and share readers; the lexer (:mod:`.lexer`) extends it."""
 
 from __future__ import annotations
@@ -63,3 +63,16 @@ class PhraseLexer(ShareLexer):
             return 0
         head = len(parts[0]) + 1 + len(parts[1])
         return self.number_word_compound(i, float(tens + units), head, "-".join(parts[2:]))
+
+    def half_dozen(self, i: int) -> int:
+        """ "half a dozen eggs" is the number 6, as "six eggs" is ("a dozen" is 12 through the number words); 0 for any
+        other phrase."""
+        if self.low(i) != "half" or self.low(i + 1) != "a" or self.low(i + 2) != "dozen":
+            return 0
+        return self.number(i, 6.0, "", self.raw[i].start, self.raw[i + 2].end, i + 3)
+
+    def lower_after(self, i: int) -> bool:
+        """Are the two words after raw ``i`` written in lower case ("Steep *the heads*"; "Hangar *A* houses" names a
+        designator)?"""
+        raw = self.raw
+        return i + 2 < len(raw) and raw[i + 1].text.islower() and raw[i + 2].text[:1].islower()
