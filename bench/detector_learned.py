@@ -28,13 +28,11 @@ writing; the honest figure for the rules is the learning curve in tests/data/con
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,19 +45,7 @@ from crp_core.stages.contradictions.candidates import FEATURE_NAMES, Candidate  
 from crp_core.stages.contradictions.learned import Weights, best_candidate  # noqa: E402
 from crp_core.stages.contradictions.values import learned_candidates, values_conflict  # noqa: E402
 
-
-def _tool() -> ModuleType:
-    """tools/train_detector.py, loaded as a module (tools/ is no package)."""
-    spec = importlib.util.spec_from_file_location(
-        "tools_train_detector", os.path.join(ROOT, "tools", "train_detector.py")
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-trainer = _tool()
+trainer = bench.trainer()
 Judge = Callable[[dict], tuple[str, bool, tuple[str, ...]]]
 
 

@@ -36,9 +36,10 @@ REGULARISATION = 1.0
 THRESHOLD = 0.5
 
 
-def batch_number(path: Path) -> int:
-    """A blind batch's number, from its file name ("batch-07.jsonl" -> 7, "batch-100.jsonl" -> 100)."""
-    return int(path.stem.removeprefix("batch-"))
+def batch_number(path: str | Path) -> int:
+    """A blind batch's number, from its name or file ("batch-07", "blind/batch-07.jsonl" -> 7; "batch-100" -> 100):
+    the corpus's order, which bench/ and the tests use too."""
+    return int(Path(path).name.removesuffix(".jsonl").removeprefix("batch-"))
 
 
 def corpus_files(folder: Path = CORPUS) -> list[Path]:

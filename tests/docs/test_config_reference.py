@@ -4,10 +4,10 @@ regenerating fails here), and it must name every configuration key, table cells 
 
 from __future__ import annotations
 
-import importlib.util
 from types import ModuleType
 
 from crp_core.config import RANGES, all_keys
+from tests.support.modules import script_module
 from tests.support.paths import REPO_ROOT
 
 ROOT = REPO_ROOT
@@ -15,11 +15,7 @@ DOC = ROOT / "docs" / "reference" / "config.md"
 
 
 def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("config_reference", ROOT / "tools" / "config_reference.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("tools/config_reference.py", "config_reference")
 
 
 def test_the_committed_reference_is_what_the_generator_renders():

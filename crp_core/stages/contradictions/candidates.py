@@ -11,11 +11,11 @@ texts (``clauses.analyse``: values by class, negations, polarity words, clause c
   not state (``subjects.apart_subjects``: "Junior members may book" / "Visiting guests are allowed to book"), where a
   qualifier one text adds to all the other says scopes the value (``_qualified_scope``), between the dates of a
   period's two ends (``ranges.period_ends``), for a date inside a span the other text states or a quantity the texts
-  split by its bounds (ranges.py), between weekday scopes apart or one-sided (``clauses.days_disjoint``) or
-  for a name one text says it *also* holds (``subjects.added_names``); its
-  feature ``narrowed``: a noun both texts state with a modifier on each side the other lacks ("*Freight* trains" /
-  "*Passenger* trains", ``modifiers.narrowed_nouns``), so the value may be another thing's; its feature
-  ``other_subject``: the rules' subject test (``subjects.other_subjects``) reads the two sentences as two subjects;
+  split by its bounds (ranges.py), between weekday scopes apart or one-sided (``days.days_disjoint``) or for a name
+  one text says it *also* holds (``subjects.added_names``); its feature ``narrowed``: a noun both texts state with a
+  modifier on each side the other lacks ("*Freight* / *Passenger* trains", ``modifiers.narrowed_nouns``), so the
+  value may be another thing's; its feature ``other_subject``: the rules' subject test (``subjects.other_subjects``)
+  reads the two sentences as two subjects;
 * a value candidate of the class ``interval`` for a duration in one text against an "every" rate in the other
   whose periods differ (``typed.interval_values``: "renewed every 3 years" / "at five-year intervals"), the one
   interval in two forms that the rules compare only when the two sentences state one thing;
@@ -41,7 +41,8 @@ import math
 from typing import NamedTuple, Protocol
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import Doc, days_disjoint
+from crp_core.stages.contradictions.clauses import Doc
+from crp_core.stages.contradictions.days import days_disjoint
 from crp_core.stages.contradictions.flips import flip_diff, governed, prefixed, restriction_restated, without_unless
 from crp_core.stages.contradictions.lexicon import (
     DATE,

@@ -141,12 +141,6 @@ def _beside_date(toks: list[Token], k: int) -> bool:
     return any(0 <= j < len(toks) and toks[j].kind == DATE and not _weekday_only(toks[j]) for j in (nxt, prv))
 
 
-def _named_before(toks: list[Token], k: int) -> bool:
-    """Is token ``k`` a day a name before it names ("the Easter weekend", "Bank Holiday Monday"): one occasion, no
-    set of weekdays?"""
-    return k > 0 and toks[k - 1].kind == ENTITY and not toks[k - 1].sub.endswith("+poss")  # "Riverside's Saturday"
-
-
 def _weekday_only(t: Token) -> bool:
     return t.kind == DATE and t.date is not None and all(not (y or m or d) for y, m, d, _ in t.date.readings)
 
@@ -164,7 +158,7 @@ def _weekday_scope(toks: list[Token]) -> list[Token]:
         ):
             for j in range(first, k):
                 t = out[j]
-                if _weekday_only(t) and not _beside_date(out, j) and not _named_before(out, j):
+                if _weekday_only(t) and not _beside_date(out, j):
                     assert t.date is not None
                     days = "".join(str(r[3]) for r in sorted(t.date.readings))
                     out[j] = Token(t.text, t.start, t.end, WORD, DAYS_KEY + days)
@@ -535,7 +529,7 @@ def analyse(text: str) -> Doc:
         ),
         _sent_shape(clauses, n_sent),
         any(t.kind == NEG for t in toks),
-        any(_scope_day(toks, k) for k in range(len(toks))),
+        any(scope_day(toks, k) for k in range(len(toks))),
     )
 
 
@@ -564,32 +558,6 @@ def _sentences(toks: tuple[Token, ...], clauses: list[Clause]) -> tuple[Sentence
     return tuple(out)
 
 
-def _scope_day(toks: tuple[Token, ...] | list[Token], k: int) -> bool:
-    """Is token ``k`` a set of weekdays read as a scope (:func:`_weekday_scope`)?"""
+def scope_day(toks: tuple[Token, ...] | list[Token], k: int) -> bool:
+    """Is token ``k`` a set of weekdays read as a scope (:func:`_weekday_scope` made it a ``DAYS_KEY`` word)?"""
     return toks[k].kind == WORD and toks[k].key.startswith(DAYS_KEY)
-
-
-@text_memo()
-def sentence_days(text: str) -> tuple[frozenset[str], ...]:
-    """Per sentence of the text, the weekdays it takes as its scope (:func:`_weekday_scope`: "@days5" is Fridays)
-    as day digits, empty when it names none. Memoised per text (one pass over its clauses)."""
-    d = analyse(text)
-    days: list[set[str]] = [set() for _ in range(len(d.sent_shape))]
-    for c in d.clauses:
-        for k in range(c.first, c.last):
-            if _scope_day(d.tokens, k) and c.sent < len(days):
-                days[c.sent].update(d.tokens[k].key[len(DAYS_KEY) :])
-    return tuple(frozenset(x) for x in days)
-
-
-def days_disjoint(da: Doc, sa: int, db: Doc, sb: int) -> bool:
-    """Do the two sentences scope their values to sets of weekdays with no day in common (two scopes, two
-    attributes), or does one scope its values to a set of weekdays while the other states them for every day (a
-    day's exception to the general rule: "rides run 10 am-5 pm" / "on Sundays, rides run 11 am-4 pm")? Read only
-    when a text names a scope of weekdays."""
-    if not (da.has_days or db.has_days):
-        return False
-    xa, xb = sentence_days(da.text), sentence_days(db.text)
-    if sa >= len(xa) or sb >= len(xb):
-        return False
-    return bool(xa[sa]) != bool(xb[sb]) or bool(xa[sa] and xb[sb]) and not (xa[sa] & xb[sb])

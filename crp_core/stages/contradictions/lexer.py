@@ -63,8 +63,6 @@ _COST_QUALIFIERS = frozenset(["extra", "additional", "separate", "further"])
 NAME_PREFIXES = frozenset(["pre", "mid"])
 #: the verb a negation turns into an upper bound ("cannot exceed", "doesn't exceed")
 _EXCEED = frozenset(["exceed", "exceeds"])
-#: the determiners that open an instruction's object after its verb ("Steep the heads", "Ask a steward")
-_VERB_OBJECTS = frozenset(["the", "a", "an", "each", "every", "all", "any", "your", "our", "their", "its", "this"])
 #: the forms of "fall" that, before "on", say when something happens ("Lantern Night falls on 12 February")
 _FALL_VERBS = frozenset(["fall", "falls", "fell", "falling"])
 #: words before "a week" that make it a duration ("within a week", "takes an hour"), among them verbs that take a
@@ -429,7 +427,7 @@ class Lexer(PhraseLexer):
         sub = entity_sub(s_case, low, sent_start, poss)
         if sub == "weak" and i > 0 and raw[i - 1].text == ":" and (i + 1 == len(raw) or raw[i + 1].group == "brk"):
             sub = "name"  # "Servers for the group stage: Stockholm.": the value a label names
-        elif sub == "weak" and nxt in _VERB_OBJECTS and self.lower_after(i):
+        elif sub == "weak" and self.verb_object(i):
             sub = ""  # "Steep the heads for 48 hours": an instruction's verb before its object, no name
         if not sub and self.code_span(r.start, r.end):
             sub = "ident"  # `main`, `npm ci`: a name written as code

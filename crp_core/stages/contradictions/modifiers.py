@@ -19,8 +19,6 @@ _COMPLEMENT_OPENERS = frozenset(
 MODIFIER_MAX = 2
 #: the most shared nouns read for a modifier swap
 MOD_HEADS_MAX = 64
-#: the shortest word read as the closing part of a compound ("flower" in "elderflower")
-_COMPOUND_TAIL_MIN = 4
 
 #: (start, end) token ranges of the modifier in a and in b
 Mod = tuple[int, int, int, int]
@@ -74,19 +72,11 @@ def _modified_nouns(text: str, subject: bool) -> dict[str, tuple[int, int, int]]
 
 
 def _unstated_modifiers(da: Doc, db: Doc, a0: int, a1: int, b0: int, b1: int) -> bool:
-    """Does neither text state the other's modifier, not even as a derivation or inside a compound ("flower heads" /
-    "elderflower heads": the compound names the same kind, more closely)?"""
+    """Does neither text state the other's modifier, not even as a derivation?"""
     return not (
         any(derived(t.key, db.loose_words) or present(t.key, db) for t in da.tokens[a0:a1])
         or any(derived(t.key, da.loose_words) or present(t.key, da) for t in db.tokens[b0:b1])
-        or any(_compounded(x.text.lower(), y.text.lower()) for x in da.tokens[a0:a1] for y in db.tokens[b0:b1])
     )
-
-
-def _compounded(x: str, y: str) -> bool:
-    """Is one word the other closing a compound ("elderflower" / "flower", "wholemeal" / "meal")?"""
-    short, long = sorted((x, y), key=len)
-    return len(short) >= _COMPOUND_TAIL_MIN and len(long) > len(short) and long.endswith(short)
 
 
 def narrowed_nouns(da: Doc, db: Doc) -> bool:

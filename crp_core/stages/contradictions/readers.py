@@ -1,6 +1,6 @@
-"""The lexer's readers of short word phrases (docs/decisions/detector-round26.md, detector-round27.md and
-detector-round28.md): "free to" a verb as a permission, an acronym glued to a word, a number in words glued to a unit
-("twenty-five-minute"), "half a dozen" (docs/decisions/detector-round30.md).
+"""The lexer's readers of short word phrases (docs/decisions/detector-round26.md to detector-round28.md and
+detector-round30.md): "free to" a verb as a permission, an acronym glued to a word, a number in words glued to a unit
+("twenty-five-minute"), "half a dozen", an instruction's verb opening a sentence.
 :class:`PhraseLexer` extends the number and share readers; the lexer (:mod:`.lexer`) extends it."""
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ _OBJECT_OPENERS = frozenset(
 
 #: an acronym glued to a lower-case word ("DEFRA-exempt", "UK-based"): the acronym and the word
 ACRONYM_GLUED = re.compile(r"[A-Z]{2,}-[a-z]{3,}")
+
+#: the words that open an instruction's object after its verb ("Steep the heads", "Ask a steward", "Bring your pass")
+_VERB_OBJECTS = frozenset(["the", "a", "an", "your", "our", "their", "its"])
 
 #: the tens a unit number word joins with a hyphen ("twenty-five")
 _TENS = frozenset([20, 30, 40, 50, 60, 70, 80, 90])
@@ -65,14 +68,26 @@ class PhraseLexer(ShareLexer):
         return self.number_word_compound(i, float(tens + units), head, "-".join(parts[2:]))
 
     def half_dozen(self, i: int) -> int:
-        """ "half a dozen eggs" is the number 6, as "six eggs" is ("a dozen" is 12 through the number words); 0 for any
-        other phrase."""
-        if self.low(i) != "half" or self.low(i + 1) != "a" or self.low(i + 2) != "dozen":
+        """ "half a dozen eggs", "a half dozen", "half-a-dozen" are the number 6, as "six eggs" is ("a dozen" is 12
+        through the number words); 0 for any other phrase."""
+        low, raw = self.low(i), self.raw
+        if low == "half-a-dozen":
+            return self.number(i, 6.0, "", raw[i].start, raw[i].end, i + 1)
+        if low != "half":
             return 0
-        return self.number(i, 6.0, "", self.raw[i].start, self.raw[i + 2].end, i + 3)
+        j = i + 2 if self.low(i + 1) == "a" else i + 1
+        if self.low(j) != "dozen":
+            return 0
+        return self.number(i, 6.0, "", raw[i].start, raw[j].end, j + 1)
 
-    def lower_after(self, i: int) -> bool:
-        """Are the two words after raw ``i`` written in lower case ("Steep *the heads*"; "Hangar *A* houses" names a
-        designator)?"""
+    def verb_object(self, i: int) -> bool:
+        """Is the capitalised word opening a sentence at raw ``i`` an instruction's verb: an article or a possessive
+        and a word after it, both in lower case ("Steep *the heads*", "Drizzle *a little* syrup"; "Hangar *A* houses"
+        names a designator, "Pike holds" a name)?"""
         raw = self.raw
-        return i + 2 < len(raw) and raw[i + 1].text.islower() and raw[i + 2].text[:1].islower()
+        return (
+            i + 2 < len(raw)
+            and self.low(i + 1) in _VERB_OBJECTS
+            and raw[i + 1].text.islower()
+            and raw[i + 2].text[:1].islower()
+        )

@@ -14,7 +14,8 @@ untyped count), a denial against an assertion, another owner or a name on one si
 from __future__ import annotations
 
 from crp_core.records import ValueDiff
-from crp_core.stages.contradictions.clauses import Doc, analyse, days_disjoint
+from crp_core.stages.contradictions.clauses import Doc, analyse
+from crp_core.stages.contradictions.days import days_disjoint
 from crp_core.stages.contradictions.lexicon import ENTITY, NUMBER_CHANGED, PAIR_MAX_CLAUSES, PAIR_MAX_VALUES, WORD
 from crp_core.stages.contradictions.loose import aligned, foreign
 from crp_core.stages.contradictions.memos import text_memo

@@ -34,7 +34,8 @@ from functools import partial
 
 from crp_core.records import ValueConflict, ValueDiff
 from crp_core.stages.contradictions.candidates import Candidate, propose
-from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, days_disjoint, tokenize
+from crp_core.stages.contradictions.clauses import Clause, Doc, analyse, tokenize
+from crp_core.stages.contradictions.days import days_disjoint
 from crp_core.stages.contradictions.flips import (
     LINKED_GROUPS,
     flip_diff,

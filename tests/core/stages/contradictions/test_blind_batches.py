@@ -14,19 +14,16 @@ from collections import Counter
 import pytest
 
 from tests.support.detector_cases import CATEGORIES, PATTERNS, score
+from tests.support.modules import trainer
 from tests.support.paths import TEST_DATA
 
 BLIND = TEST_DATA / "conflict_pairs" / "blind"
 
 
 #: the batches the detector is trained on
-def _number(path):
-    return int(path.stem.removeprefix("batch-"))
-
-
-TRAINED = sorted(BLIND.glob("batch-*.jsonl"), key=_number)
+TRAINED = sorted(BLIND.glob("batch-*.jsonl"), key=trainer().batch_number)
 #: every batch: the trained ones, then those scored and not trained on yet (blind/scored/, README)
-BATCHES = TRAINED + sorted((BLIND / "scored").glob("batch-*.jsonl"), key=_number)
+BATCHES = TRAINED + sorted((BLIND / "scored").glob("batch-*.jsonl"), key=trainer().batch_number)
 KEYS = {"id", "category", "domain", "a", "b", "conflict", "patterns"}
 
 
@@ -67,7 +64,7 @@ def test_no_domain_is_shared_between_batches():
 
 
 #: the batches the rules were measured on (01-12); later batches came after the last round of rules
-RULE_BATCHES = [p for p in BATCHES if _number(p) <= 12]
+RULE_BATCHES = [p for p in BATCHES if trainer().batch_number(p) <= 12]
 
 
 def test_the_rules_keep_what_they_reached_on_the_blind_batches():

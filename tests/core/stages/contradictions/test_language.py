@@ -115,11 +115,12 @@ def test_the_blind_corpora_at_their_measured_figures(name):
 
 
 def test_the_detector_s_english_corpora_read_as_english_but_three_lists_of_names():
-    """The detector's labelled pairs (tests/data/conflict_pairs/: dev, holdout and blind batches 01-72) are English.
-    Of their 15,020 texts, two of blind batch 59 (written after these rules were frozen) are named: a departure
-    point given by Norwegian place names, and an examiner named with a "dan" grade; the class of the holdout's
-    five (docs/decisions/languages.md). One text of batch 103 (still unread in blind/scored/, so not looked at) is
-    named as well; the count is the language rules' figure on writing they never saw."""
+    """The detector's labelled pairs (tests/data/conflict_pairs/: dev, holdout, the blind batches and those in
+    blind/scored/) are English. Of their texts (15,020 when this was written, at batch 72), two of blind batch 59
+    (written after these rules were frozen) are named: a departure point given by Norwegian place names, and an
+    examiner named with a "dan" grade; the class of the holdout's five (docs/decisions/languages.md). One text of
+    batch 103 (still unread in blind/scored/, so not looked at) is named as well; the count is the language rules'
+    figure on writing they never saw."""
     named = []
     count = 0
     for path in sorted((CORPORA.parent / "conflict_pairs").rglob("*.jsonl")):

@@ -3,35 +3,24 @@ produces from the corpus on disk, and a clear error naming the file and field fo
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from crp_core.errors import DetectorWeightsError
 from crp_core.stages.contradictions.candidates import FEATURE_NAMES
 from crp_core.stages.contradictions.learned import WEIGHTS_FILE, WEIGHTS_FORMAT, load_weights, weights
-from tests.support.paths import REPO_ROOT
-
-
-def _trainer() -> ModuleType:
-    """tools/train_detector.py, loaded as a module (tools/ is no package)."""
-    spec = importlib.util.spec_from_file_location("tools_train_detector", REPO_ROOT / "tools" / "train_detector.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.support.modules import trainer
 
 
 def test_the_shipped_weights_are_what_the_recipe_gives_on_the_corpus():
-    trainer = _trainer()
+    tool = trainer()
     shipped = weights()
-    files = trainer.corpus_files()
-    assert shipped.corpus_sha256 == trainer.fingerprint(files), "the corpus changed: run tools/train_detector.py"
-    assert shipped.corpus_pairs == len(trainer.load_rows(files))
-    fresh = trainer.train(files)
+    files = tool.corpus_files()
+    assert shipped.corpus_sha256 == tool.fingerprint(files), "the corpus changed: run tools/train_detector.py"
+    assert shipped.corpus_pairs == len(tool.load_rows(files))
+    fresh = tool.train(files)
     assert (shipped.threshold, shipped.regularisation) == (fresh.threshold, fresh.regularisation)
     assert shipped.intercept == pytest.approx(fresh.intercept, abs=1e-9)
     assert len(shipped.coefficients) == len(FEATURE_NAMES)
