@@ -211,8 +211,9 @@ class Lexer(PhraseLexer):
         nxt = self.low(i + 1)
         # negation: contractions, cues (minus idioms and bounds such as "no more than")
         if low in NEG_CONTRACTIONS or low.endswith("n't"):
-            # "cannot exceed": an upper bound, as "must not exceed" is (negations.tsv), not a denial
-            out.append(Token(s, r.start, r.end, FUNC, low) if nxt in _EXCEED else Token(s, r.start, r.end, NEG, "#neg"))
+            # "cannot exceed": an upper bound, as "must not exceed" is (negations.tsv); "don't mind": an idiom
+            func = nxt in _EXCEED or ("not", nxt) in NEG_IDIOMS
+            out.append(Token(s, r.start, r.end, FUNC, low) if func else Token(s, r.start, r.end, NEG, "#neg"))
             return i + 1
         if low in ("no", "without") and (
             nxt in _COST_WORDS or (nxt in _COST_QUALIFIERS and self.low(i + 2) in _COST_WORDS)
