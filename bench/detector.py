@@ -24,6 +24,7 @@ average: on a busy machine wall time grows with the load, CPU time much less.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import json
@@ -44,8 +45,9 @@ def _import(name: str) -> ModuleType:
     return importlib.import_module(name)
 
 
+@functools.cache
 def trainer() -> ModuleType:
-    """tools/train_detector.py, loaded as a module (tools/ is no package): the training recipe and the corpus's
+    """tools/train_detector.py, loaded once as a module (tools/ is no package): the training recipe and the corpus's
     batch order (``batch_number``)."""
     spec = importlib.util.spec_from_file_location(
         "tools_train_detector", os.path.join(ROOT, "tools", "train_detector.py")

@@ -178,11 +178,11 @@ def load_corpus() -> tuple[list[Pair], dict[str, list[Pair]]]:
         train += [read_pair(r, name) for r in rows]
     folder = os.path.join(bench.DATA, "blind", "scored")
     test: dict[str, list[Pair]] = {}
-    for n in sorted((n for n in os.listdir(folder) if n.startswith("batch-")), key=bench.batch_number):
-        if n.endswith(".jsonl"):
-            with open(os.path.join(folder, n), encoding="utf-8") as fh:
-                rows = [json.loads(line) for line in fh if line.strip()]
-            test[n[: -len(".jsonl")]] = [read_pair(r, n[: -len(".jsonl")]) for r in rows]
+    names = (n for n in os.listdir(folder) if n.startswith("batch-") and n.endswith(".jsonl"))
+    for n in sorted(names, key=bench.batch_number):
+        with open(os.path.join(folder, n), encoding="utf-8") as fh:
+            rows = [json.loads(line) for line in fh if line.strip()]
+        test[n[: -len(".jsonl")]] = [read_pair(r, n[: -len(".jsonl")]) for r in rows]
     return train, test
 
 
