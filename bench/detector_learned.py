@@ -96,7 +96,7 @@ def score_for(rows: list[dict], args: list[str]) -> Score:
         from sklearn.linear_model import LogisticRegression
 
         c = float(_option(args, "--C", str(trainer.REGULARISATION)))
-        model = LogisticRegression(C=c, solver="lbfgs", max_iter=20000, tol=1e-12, random_state=0)
+        model = LogisticRegression(C=c, solver="newton-cholesky", max_iter=100, tol=1e-12, random_state=0)
     model.fit(inputs, ys)
 
     def score(cand: Candidate) -> float:

@@ -8,9 +8,11 @@ blind/batch-*.jsonl. Each pair is read in the detector's canonical order; a pair
 out (the comparison only runs where they find nothing), and each candidate the analysis proposes for the others is
 one training row, labelled 1 when the pair is a conflict and the candidate names every expected pattern.
 
-The model is scikit-learn's L2 logistic regression with a fixed solver (lbfgs), a fixed seed and a tight
-tolerance, on the candidates' integer and rounded features: the same corpus gives the same weights (the test
-tests/core/stages/contradictions/test_learned_weights.py holds the shipped file to this recipe).
+The model is scikit-learn's L2 logistic regression solved by Newton's method (newton-cholesky: a handful of exact
+steps to the unique optimum, a tight tolerance), on the candidates' integer and rounded features: the same corpus gives
+the same weights on any CPU and BLAS kernel (a quasi-Newton solver such as lbfgs stops at a point that depends on the
+kernel's rounding, about 1e-5 from the optimum here). The test
+tests/core/stages/contradictions/test_learned_weights.py holds the shipped file to this recipe.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def fit(xs: list[list[float]], ys: list[int], regularisation: float = REGULARISA
     """Coefficients (in FEATURE_NAMES order) and intercept of the L2 logistic regression."""
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=regularisation, solver="lbfgs", max_iter=20000, tol=1e-12, random_state=0)
+    model = LogisticRegression(C=regularisation, solver="newton-cholesky", max_iter=100, tol=1e-12, random_state=0)
     model.fit(xs, ys)
     return [float(w) for w in model.coef_[0]], float(model.intercept_[0])
 
