@@ -34,6 +34,8 @@ class ShareLexer(NumberLexer):
             part, end = FRACTION_PARTS[nxt], i + 2
         elif low in NUMBER_WORDS and 1 < NUMBER_WORDS[low] < 10 and nxt in FRACTION_PARTS and nxt not in FRACTION_ONE:
             part, end = NUMBER_WORDS[low] * FRACTION_PARTS[nxt], i + 2
+        elif self.hyphenated_fraction(low) and self.low(i + 1) in DIFFERENCE_AFTER:
+            return self.share_at(i, i + 1, self.hyphenated_fraction(low))  # "one-third off", "two-thirds more"
         else:
             return 0
         if not 0 < part < 1:
@@ -48,6 +50,17 @@ class ShareLexer(NumberLexer):
         if end < len(self.raw) and self.raw[end].group == "word" and after not in FUNCTION_WORDS:
             return 0
         return self.share_at(i, end, part)
+
+    @staticmethod
+    def hyphenated_fraction(low: str) -> float:
+        """The part a fraction written as one hyphenated word names ("one-third" 1/3, "three-quarters" 0.75), else 0."""
+        head, _, tail = low.partition("-")
+        if tail not in FRACTION_PARTS or head not in NUMBER_WORDS:
+            return 0.0
+        if (head == "one") != (tail in FRACTION_ONE):
+            return 0.0  # "one-thirds", "two-third": no fraction
+        part = NUMBER_WORDS[head] * FRACTION_PARTS[tail]
+        return part if 0 < part < 1 else 0.0
 
     def count_at(self, i: int) -> float:
         """The whole count written at raw ``i`` (digits or a number word), 0 when there is none."""

@@ -25,10 +25,11 @@ from crp_core.stages.contradictions.lexicon import (
     NUMBER_WORDS,
     PAIR_MAX_VALUES,
     POLAR,
+    UNITS,
     WORD,
     stem,
 )
-from crp_core.stages.contradictions.loose import derived, subject_end
+from crp_core.stages.contradictions.loose import Sentence, derived, subject_end
 from crp_core.stages.contradictions.memos import text_memo
 from crp_core.stages.contradictions.tokens import Token
 from crp_core.stages.contradictions.value_compare import same_value
@@ -222,7 +223,7 @@ def other_subjects(da: Doc, db: Doc, diffs: list[ValueDiff]) -> list[ValueDiff]:
     two attributes states both names on both sides, so it is no other subject."""
     verdict: dict[tuple[int, int], bool] = {}
     keys = [(_sentence_of(da, d.span_a[0]), _sentence_of(db, d.span_b[0])) for d in diffs]
-    brackets = _brackets(da, db, diffs, keys)
+    brackets = _brackets(da, db, diffs, keys) | _date_tiers(da, db, keys)
     out: list[ValueDiff] = []
     for diff, key in zip(diffs, keys):
         other = verdict.get(key)
@@ -259,6 +260,56 @@ def _brackets(da: Doc, db: Doc, diffs: list[ValueDiff], keys: list[tuple[int, in
     if not flips:
         return set()
     return {k for d, k in zip(diffs, keys) if k in flips and d.pattern != NEGATION_FLIP}
+
+
+#: the words before a date that bound a period on one side: what came before it, and what came after it
+_DATE_EARLIER = frozenset(["before", "until", "till"])
+_DATE_LATER = frozenset(["after", "since"])
+
+
+def _date_side(d: Doc, k: int) -> tuple[int, str]:
+    """(-1, the word bounded) when the date at token ``k`` closes a period ("bought before 1 April", "prior to",
+    "until"), (1, the word) when it opens one ("bought after 1 April", "on or after", "since"), (0, "") otherwise.
+    A length of time before the bound makes the date an anchor, no bound ("30 days after 1 June": one deadline)."""
+    toks = d.tokens
+    j = k - 1
+    if j >= 1 and toks[j].key == "to" and toks[j - 1].key == "prior":
+        j -= 1
+    key = toks[j].key if j >= 0 else ""
+    side = -1 if key in _DATE_EARLIER or key == "prior" else 1 if key in _DATE_LATER else 0
+    if not side:
+        return 0, ""
+    j -= 1
+    if j >= 1 and toks[j].text.lower() == "or" and toks[j - 1].key == "on":
+        j -= 2  # "on or after"
+    if j < 0 or toks[j].qty is not None or toks[j].kind not in (WORD, POLAR) or toks[j].text.lower() in UNITS:
+        return 0, ""  # "the day after 1 May": an anchor
+    return side, toks[j].key
+
+
+def _date_tiers(da: Doc, db: Doc, keys: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The sentence pairs that bound one date from opposite sides after the same word ("bought before 1 April
+    2025" / "purchased on or after 1 April 2025"): two tiers of a rule, each with its own value ("valid for 12
+    months" / "for 6 months"), as two brackets of a number are (:func:`_brackets`). A sentence that bounds a date
+    from both sides ("£20 until 1 April and £25 after 1 April") states both tiers itself: no tier of its own."""
+    out: set[tuple[int, int]] = set()
+    for key in set(keys):
+        sides_a = _sentence_date_sides(da, da.sentences[key[0]])
+        sides_b = _sentence_date_sides(db, db.sentences[key[1]])
+        if any(
+            x[0] * y[0] == -1 and x[1] == y[1] and same_value(da.tokens[i], db.tokens[j])
+            for i, x in sides_a
+            for j, y in sides_b
+        ):
+            out.add(key)
+    return out
+
+
+def _sentence_date_sides(d: Doc, sent: Sentence) -> list[tuple[int, tuple[int, str]]]:
+    """The bounded dates of one sentence with their sides; none when it bounds dates from both sides."""
+    found = [(k, _date_side(d, k)) for k in range(sent.first, sent.last) if d.tokens[k].kind == DATE]
+    found = [(k, s) for k, s in found if s[0]]
+    return [] if len({s[0] for _, s in found}) > 1 else found
 
 
 def _predicate_keys(d: Doc, start: int, last: int) -> frozenset[str]:

@@ -88,7 +88,8 @@ def typed_diffs(da: Doc, db: Doc) -> list[ValueDiff]:
     interval = _interval_pair(da, db, acro)
     if interval is not None:
         return interval
-    x, y = _single_name(da, db), _single_name(db, da)
+    named = named_acronyms(da, db) if acro else acro
+    x, y = _single_name(da, db, named), _single_name(db, da, named)
     if x < 0 or y < 0:
         return []
     keys = frozenset((da.tokens[da.values[x].tok].key, db.tokens[db.values[y].tok].key))
@@ -149,14 +150,14 @@ def _lasting(d: Doc, k: int) -> bool:
     return k > 0 and d.tokens[k - 1].key == "for"
 
 
-def _single_name(d: Doc, other: Doc) -> int:
+def _single_name(d: Doc, other: Doc, named: frozenset[str]) -> int:
     """The index of the text's one name the other text never mentions (a capitalised first word is too weak
-    a name), or -1."""
+    a name; a name in ``named``, :func:`named_acronyms`, is mentioned: "Scoville heat units" / "SHU"), or -1."""
     found = -1
     for x in d.groups.get("ent", ())[:PAIR_MAX_VALUES]:
         v = d.values[x]
         t = d.tokens[v.tok]
-        if t.sub.startswith("weak") or present(t.key, other) or (v.plain and v.plain <= other.plain):
+        if t.sub.startswith("weak") or present(t.key, other) or t.key in named or (v.plain and v.plain <= other.plain):
             continue
         if found >= 0:
             return -1
@@ -277,6 +278,25 @@ def acronym_keys(da: Doc, db: Doc) -> frozenset[str]:
             if at >= 0:
                 out.add(t.key)
                 out.update(k for k in keys[at : at + len(t.text)] if k)
+    return frozenset(out)
+
+
+def named_acronyms(da: Doc, db: Doc) -> frozenset[str]:
+    """The keys of each acronym of one text that abbreviates words of the other holding a name ("SHU" / "Scoville
+    heat units", "FSA" / "Food Standards Agency"), and of those words: an acronym of ordinary words ("BT" /
+    "broadband technology") may be a name of its own."""
+    out: set[str] = set()
+    for d, other in ((da, db), (db, da)):
+        acros = _acronyms(d.text)
+        if not acros:
+            continue
+        letters, keys = _initials(other.text)
+        for t in acros:
+            at = letters.find(t.text.lower())
+            words = [k for k in keys[at : at + len(t.text)] if k] if at >= 0 else []
+            if any(k in other.entity_keys for k in words):
+                out.add(t.key)
+                out.update(words)
     return frozenset(out)
 
 
