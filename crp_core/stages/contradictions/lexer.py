@@ -40,7 +40,7 @@ from crp_core.stages.contradictions.lexicon import (
     WORD,
     negated_base,
 )
-from crp_core.stages.contradictions.quantities import FRACTION_PARTS, HALVED_DIMS, VULGAR_FRACTIONS
+from crp_core.stages.contradictions.quantities import FRACTION_ONE, FRACTION_PARTS, HALVED_DIMS, VULGAR_FRACTIONS
 from crp_core.stages.contradictions.readers import ACRONYM_GLUED, PhraseLexer
 from crp_core.stages.contradictions.tokens import (
     DateValue,
@@ -278,16 +278,17 @@ class Lexer(PhraseLexer):
             return i + 1
         if (
             low in ("a", "one")
-            and nxt in ("quarter", "third")
+            and nxt in FRACTION_ONE
+            and nxt != "half"
             and self.low(i + 2) == "of"
             and self.low(i + 3) in ("a", "an")
         ):
             u = UNITS.get(self.low(i + 4))
-            if u is not None and u.dim in HALVED_DIMS and u.spaced:  # "a quarter of an hour", "of a mile"
-                part = 0.25 if nxt == "quarter" else 1 / 3
+            if u is not None and u.dim in HALVED_DIMS and u.spaced:  # "a quarter of an hour", "a tenth of a kilogram"
+                part = FRACTION_PARTS[nxt]
                 bound, bstart = self.bound_before(i)
                 return self.unit_qty(r.start, raw[i + 4].end, i + 5, part, 1.0, "", u, bound, bstart, i)
-        half = self.half_unit(i, low, nxt) or self.clock_words(i) or self.half_dozen(i)
+        half = self.half_unit(i, low, nxt) or self.clock_words(i) or self.half_dozen(i) or self.one_measure(i)
         if half:
             return half
         if low in VULGAR_FRACTIONS:  # "¾ cup": a number written as one character

@@ -54,7 +54,7 @@ SPACED_ONLY = {"m": "metre"}
 #: times their resting length", "twice its weight")
 MULTIPLIER_NEXT = COMPARATIVE_NEXT | {"their", "its", "our", "your", "his", "her", "what"}
 #: the dimensions a fraction in words divides ("half an hour", "three-quarters of an inch", "a quarter of a mile")
-HALVED_DIMS = frozenset(["time", "cal", "mass", "volume", "length", "energy"])
+HALVED_DIMS = frozenset(["time", "cal", "mass", "volume", "length", "energy", "area"])
 #: a power word before a unit of length: an area or a volume ("12 square metres", "250 cubic metres", "100 sq ft")
 POWER_WORDS = {"square": 2, "sq": 2, "cubic": 3, "cu": 3}
 #: fractions written as one character ("1½", "¾ cup")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from crp_core.stages.contradictions.lexicon import ENTITY, FUNCTION_WORDS, NUMBER_WORDS, WORD
+from crp_core.stages.contradictions.lexicon import ENTITY, FUNCTION_WORDS, NUMBER_WORDS, UNITS, WORD
 from crp_core.stages.contradictions.shares import ShareLexer
 from crp_core.stages.contradictions.tokens import Token, entity_key, word_key
 
@@ -23,6 +23,15 @@ ACRONYM_GLUED = re.compile(r"[A-Z]{2,}-[a-z]{3,}")
 
 #: the words that open an instruction's object after its verb ("Steep the heads", "Ask a steward", "Bring your pass")
 _VERB_OBJECTS = frozenset(["the", "a", "an", "your", "our", "their", "its"])
+
+#: the measures "a" or "an" counts as one of ("a litre of vinegar", "an acre"): no word of another sense ("a yard",
+#: "a stone", "a pound", "a cup"), no unit of time (round 14's readers take "a year and a half")
+_ONE_MEASURES = frozenset(
+    """litre liter kilogram kilo gram tonne metre meter kilometre centimetre millimetre mile inch acre
+    hectare gallon""".split()
+)
+#: the largest denominator of a mixed number's fraction ("6 7/8", "2 1/2", "10 15/16")
+_MIXED_DENOMINATOR_MAX = 64
 
 #: the tens a unit number word joins with a hyphen ("twenty-five")
 _TENS = frozenset([20, 30, 40, 50, 60, 70, 80, 90])
@@ -91,3 +100,36 @@ class PhraseLexer(ShareLexer):
             and raw[i + 1].text.islower()
             and raw[i + 2].text[:1].islower()
         )
+
+    def one_measure(self, i: int) -> int:
+        """ "a litre of malt vinegar", "an acre": the article before a measure's unit counts one of it; the index
+        after the unit, 0 when the words are none."""
+        u = UNITS.get(self.low(i + 1)) if self.low(i) in ("a", "an") and self.low(i + 1) in _ONE_MEASURES else None
+        if u is None:
+            return 0
+        bound, bstart = self.bound_before(i)
+        return self.unit_qty(self.raw[i].start, self.raw[i + 1].end, i + 2, 1.0, 1.0, "1", u, bound, bstart, i)
+
+    def mixed_fraction(self, i: int) -> float:
+        """The fraction of a mixed number opening at raw ``i`` ("6 7/8" is 6.875, "2 1/2" 2.5: whole digits, one
+        space, digits, a slash, digits, the fraction below one): its value, 0 when the digits are none."""
+        raw = self.raw
+        if i + 2 >= len(raw) or not raw[i].text.isdigit():
+            return 0.0
+        num, den = raw[i + 1], raw[i + 2]
+        if num.group != "num" or den.group != "num" or not (num.text.isdigit() and den.text.isdigit()):
+            return 0.0
+        if self.text[raw[i].end : num.start] != " " or self.text[num.end : den.start] != "/":
+            return 0.0
+        if den.end < len(self.text) and self.text[den.end : den.end + 1] == "/":
+            return 0.0  # "1 2/3/2025": a date
+        n, d = int(num.text), int(den.text)
+        return n / d if 0 < n < d <= _MIXED_DENOMINATOR_MAX else 0.0
+
+    def plain_count(self, i: int) -> int:
+        """Digits at raw ``i``: a mixed number ("a size 6 7/8"), else the share and number readers' reading."""
+        part = self.mixed_fraction(i)
+        if part:
+            r = self.raw[i]
+            return self.number(i, int(r.text) + part, "", r.start, self.raw[i + 2].end, i + 3)
+        return super().plain_count(i)

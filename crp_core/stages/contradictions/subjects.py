@@ -288,21 +288,22 @@ def _date_side(d: Doc, k: int) -> tuple[int, str]:
 
 
 def _date_tiers(da: Doc, db: Doc, keys: list[tuple[int, int]]) -> set[tuple[int, int]]:
-    """The sentence pairs that bound one date from opposite sides after the same word ("bought before 1 April
-    2025" / "purchased on or after 1 April 2025"): two tiers of a rule, each with its own value ("valid for 12
-    months" / "for 6 months"), as two brackets of a number are (:func:`_brackets`). A sentence that bounds a date
-    from both sides ("£20 until 1 April and £25 after 1 April") states both tiers itself: no tier of its own."""
-    out: set[tuple[int, int]] = set()
-    for key in set(keys):
-        sides_a = _sentence_date_sides(da, da.sentences[key[0]])
-        sides_b = _sentence_date_sides(db, db.sentences[key[1]])
-        if any(
-            x[0] * y[0] == -1 and x[1] == y[1] and same_value(da.tokens[i], db.tokens[j])
-            for i, x in sides_a
-            for j, y in sides_b
-        ):
-            out.add(key)
-    return out
+    """The sentence pairs of ``keys`` that are two tiers of one date (:func:`_tiered`)."""
+    return {key for key in set(keys) if _tiered(da, key[0], db, key[1])}
+
+
+def _tiered(da: Doc, ia: int, db: Doc, ib: int) -> bool:
+    """Do sentences ``ia`` and ``ib`` bound one date from opposite sides after the same word ("bought before 1 April
+    2025" / "purchased on or after 1 April 2025")? Then they state two tiers of a rule, each with its own value
+    ("valid for 12 months" / "for 6 months"), as two brackets of a number do (:func:`_brackets`). A sentence that
+    bounds a date from both sides ("£20 until 1 April and £25 after 1 April") states both tiers itself: no tier."""
+    sides_a = _sentence_date_sides(da, da.sentences[ia])
+    sides_b = _sentence_date_sides(db, db.sentences[ib]) if sides_a else []
+    return any(
+        x[0] * y[0] == -1 and x[1] == y[1] and same_value(da.tokens[i], db.tokens[j])
+        for i, x in sides_a
+        for j, y in sides_b
+    )
 
 
 def _sentence_date_sides(d: Doc, sent: Sentence) -> list[tuple[int, tuple[int, str]]]:
@@ -396,8 +397,9 @@ def apart_subjects(da: Doc, ia: int, db: Doc, ib: int) -> bool:
     """Do sentences ``ia`` of ``da`` and ``ib`` of ``db`` each open with a subject (the words before the first modal,
     form of be / have / do or negation) none of whose words the other text states, not even as a derivation
     ("*Junior members* may book ..." / "*Visiting guests* are allowed to book ...")? Then a value each states is
-    another thing's: the learned comparison proposes no value candidate between the two sentences."""
-    return _foreign_subject(da, ia, db) and _foreign_subject(db, ib, da)
+    another thing's: the learned comparison proposes no value candidate between the two sentences. So do two tiers
+    of one date (:func:`_tiered`)."""
+    return (_foreign_subject(da, ia, db) and _foreign_subject(db, ib, da)) or _tiered(da, ia, db, ib)
 
 
 def _foreign_subject(d: Doc, i: int, other: Doc) -> bool:
