@@ -1,6 +1,7 @@
 """Two operators on one shared queue, in a real browser against a real ``streamlit run`` in ``proxy`` mode:
-each browser context sends the header an authenticating proxy would set (``X-Forwarded-Email``), as a
-context of its own (its own session). Alice dismisses k8s-0026 / k8s-0027 while Bob has the pair open:
+each browser context reaches it through a local stand-in for an authenticating proxy that sets the header
+(``X-Forwarded-Email``) on every request (tests/support/header_proxy.py), as a context of its own (its own
+session). Alice dismisses k8s-0026 / k8s-0027 while Bob has the pair open:
 Bob's override is refused with who decided what and when, and one click on "review and confirm" records
 it; Alice's open page learns of it without a reload (the polling fragment); the audit log shows the pair,
 the KB, both operators with their roles and a verified hash chain; "Claim next" hands the two operators
@@ -29,6 +30,7 @@ from tests.support.browser import (
     wait_idle,
 )
 from tests.support.e2e_conflicts import metric, until
+from tests.support.header_proxy import header_proxy
 
 PAIR = "k8s-0026|k8s-0027"
 HEADER = "X-Forwarded-Email"
@@ -60,8 +62,9 @@ def team_server(tmp_path_factory: pytest.TempPathFactory, e2e_sample_dir: Path) 
 
 @contextlib.contextmanager
 def as_user(browser: Any, base_url: str, email: str | None) -> Iterator[Any]:
-    """A page in a context of its own whose requests carry ``X-Forwarded-Email: email`` (None: no header)."""
-    with session_page(browser, base_url, extra_http_headers={HEADER: email} if email else {}) as pg:
+    """A page in a context of its own whose requests carry ``X-Forwarded-Email: email`` (None: no header), set by a
+    local stand-in for the authenticating proxy on every request, the WebSocket handshake included."""
+    with header_proxy(base_url, HEADER, email) as url, session_page(browser, url) as pg:
         yield pg
 
 
