@@ -13,6 +13,8 @@ untyped count), a denial against an assertion, another owner or a name on one si
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from crp_core.records import ValueDiff
 from crp_core.stages.contradictions.clauses import Doc, analyse
 from crp_core.stages.contradictions.days import days_disjoint
@@ -264,10 +266,9 @@ def _acronyms(text: str) -> tuple[Token, ...]:
     return tuple(found[:PAIR_MAX_VALUES])
 
 
-def acronym_keys(da: Doc, db: Doc) -> frozenset[str]:
-    """The keys of each acronym of one text spelled by the first letters of consecutive words of the other
-    ("SWL" / "safe working load", "JWST" / "James Webb Space Telescope"), and the keys of those words."""
-    out: set[str] = set()
+def _spelled_acronyms(da: Doc, db: Doc) -> Iterator[tuple[Token, list[str], Doc]]:
+    """Each acronym of one text spelled by the first letters of consecutive words of the other, with the keys of
+    those words and the other text."""
     for d, other in ((da, db), (db, da)):
         acros = _acronyms(d.text)
         if not acros:
@@ -276,28 +277,25 @@ def acronym_keys(da: Doc, db: Doc) -> frozenset[str]:
         for t in acros:
             at = letters.find(t.text.lower())
             if at >= 0:
-                out.add(t.key)
-                out.update(k for k in keys[at : at + len(t.text)] if k)
-    return frozenset(out)
+                yield t, [k for k in keys[at : at + len(t.text)] if k], other
+
+
+def acronym_keys(da: Doc, db: Doc) -> frozenset[str]:
+    """The keys of each acronym of one text spelled by the first letters of consecutive words of the other
+    ("SWL" / "safe working load", "JWST" / "James Webb Space Telescope"), and the keys of those words."""
+    return frozenset(k for t, words, _ in _spelled_acronyms(da, db) for k in (t.key, *words))
 
 
 def named_acronyms(da: Doc, db: Doc) -> frozenset[str]:
     """The keys of each acronym of one text that abbreviates words of the other holding a name ("SHU" / "Scoville
     heat units", "FSA" / "Food Standards Agency"), and of those words: an acronym of ordinary words ("BT" /
     "broadband technology") may be a name of its own."""
-    out: set[str] = set()
-    for d, other in ((da, db), (db, da)):
-        acros = _acronyms(d.text)
-        if not acros:
-            continue
-        letters, keys = _initials(other.text)
-        for t in acros:
-            at = letters.find(t.text.lower())
-            words = [k for k in keys[at : at + len(t.text)] if k] if at >= 0 else []
-            if any(k in other.entity_keys for k in words):
-                out.add(t.key)
-                out.update(words)
-    return frozenset(out)
+    return frozenset(
+        k
+        for t, words, other in _spelled_acronyms(da, db)
+        if any(w in other.entity_keys for w in words)
+        for k in (t.key, *words)
+    )
 
 
 def spelled_names(da: Doc, db: Doc) -> frozenset[str]:
