@@ -263,7 +263,7 @@ def _brackets(da: Doc, db: Doc, diffs: list[ValueDiff], keys: list[tuple[int, in
 
 
 #: the words before a date that bound a period on one side: what came before it, and what came after it
-_DATE_EARLIER = frozenset(["before", "until", "till"])
+_DATE_EARLIER = frozenset(["before", "until", "till", "prior"])  # "prior" as in "prior to"
 _DATE_LATER = frozenset(["after", "since"])
 
 
@@ -276,7 +276,7 @@ def _date_side(d: Doc, k: int) -> tuple[int, str]:
     if j >= 1 and toks[j].key == "to" and toks[j - 1].key == "prior":
         j -= 1
     key = toks[j].key if j >= 0 else ""
-    side = -1 if key in _DATE_EARLIER or key == "prior" else 1 if key in _DATE_LATER else 0
+    side = -1 if key in _DATE_EARLIER else 1 if key in _DATE_LATER else 0
     if not side:
         return 0, ""
     j -= 1
